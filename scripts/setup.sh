@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs everything attnbench needs to build and test on Debian 12, and nothing twice.
+#
+#   - Debian packages: the build tools and the header-only/CMake-packaged libraries.
+#   - torch==2.11.0 from the Python package index into a virtual environment OUTSIDE the
+#     checkout (default /opt/attnbench/venv, override with ATTNBENCH_VENV), reused when it
+#     already holds that version, so CI and later sessions do not download it again.
+#     Its LibTorch (include/, lib/, share/cmake/Torch) is what CMake's find_package(Torch) uses.
+#
+# Safe to rerun: each step checks first and only acts when something is missing.
+# Prints the CMake prefix path of LibTorch on its last line of stdout.
+set -euo pipefail
+
+TORCH_VERSION=2.11.0
+VENV=${ATTNBENCH_VENV:-/opt/attnbench/venv}
+DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv)
+
+log() { echo "[setup] $*" >&2; }
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >&2
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+else
+  log "Debian packages present"
+fi
+
+have_torch() {
+  [ -x "$VENV/bin/python" ] &&
+    "$VENV/bin/python" -c "import torch, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$TORCH_VERSION' else 1)" 2>/dev/null
+}
+
+if have_torch; then
+  log "torch $TORCH_VERSION present in $VENV"
+else
+  # Prefer the interpreter that is on PATH (pyenv here); Debian's python3 works too.
+  PY=$(command -v python3)
+  log "creating virtual environment $VENV with $PY"
+  mkdir -p "$(dirname "$VENV")"
+  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip >&2
+  log "installing torch==$TORCH_VERSION (large download the first time)"
+  "$VENV/bin/python" -m pip install -q --no-cache-dir "torch==$TORCH_VERSION" numpy >&2
+  have_torch || { log "torch $TORCH_VERSION still not importable from $VENV"; exit 1; }
+fi
+
+"$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)'
