@@ -1,0 +1,60 @@
+#include "config/config.hpp"
+
+namespace attnbench {
+
+// The strings below are the config schema's spellings: the parser matches against them.
+
+std::string to_string(precision_kind p) {
+  switch (p) {
+    case precision_kind::amp_bf16:
+      return "amp-bf16";
+    case precision_kind::amp_fp16:
+      return "amp-fp16";
+    case precision_kind::fp32:
+      break;
+  }
+  return "fp32";
+}
+
+std::string to_string(attention_kind a) { return a == attention_kind::naive ? "naive" : "sdpa"; }
+
+std::string to_string(sdpa_backend b) {
+  switch (b) {
+    case sdpa_backend::flash:
+      return "flash";
+    case sdpa_backend::efficient:
+      return "efficient";
+    case sdpa_backend::math:
+      return "math";
+    case sdpa_backend::cudnn:
+      return "cudnn";
+    case sdpa_backend::auto_select:
+      break;
+  }
+  return "auto";
+}
+
+std::string to_string(padding_kind p) { return p == padding_kind::longest ? "longest" : "max_length"; }
+
+std::string to_string(length_kind l) {
+  switch (l) {
+    case length_kind::uniform:
+      return "uniform";
+    case length_kind::lognormal:
+      return "lognormal";
+    case length_kind::file:
+      return "file";
+    case length_kind::fixed:
+      break;
+  }
+  return "fixed";
+}
+
+const variant_config* find_variant(const config& c, const std::string& name) {
+  for (const auto& v : c.variants) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,135 @@
+// The typed experiment config: what `attnbench run config.json` reads.
+//
+// The JSON schema (version 1) is documented in the README ("Config reference"); parse_config()
+// in config_parser.hpp turns a JSON document into this struct, reporting every problem with
+// its JSON path. Defaults live in config_defaults.hpp, each with its reason.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attnbench {
+
+inline constexpr int config_schema_version = 1;
+
+enum class precision_kind { fp32, amp_bf16, amp_fp16 };
+enum class attention_kind { naive, sdpa };
+enum class sdpa_backend { auto_select, flash, efficient, math, cudnn };
+enum class padding_kind { max_length, longest };
+enum class length_kind { fixed, uniform, lognormal, file };
+
+std::string to_string(precision_kind p);   // "fp32", "amp-bf16", "amp-fp16"
+std::string to_string(attention_kind a);   // "naive", "sdpa"
+std::string to_string(sdpa_backend b);     // "auto", "flash", "efficient", "math", "cudnn"
+std::string to_string(padding_kind p);     // "max_length", "longest"
+std::string to_string(length_kind l);      // "fixed", "uniform", "lognormal", "file"
+
+// Model shape. A preset fills every field; explicit fields override it.
+struct model_config {
+  std::string preset;          // "bert-tiny", "bert-mini", "minilm-l6", "bert-base", "bert-large", or "" (custom)
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t ffn = 0;             // feed-forward width; 4 × hidden unless given
+  int64_t vocab_size = 0;
+  int64_t max_positions = 0;
+  int64_t type_vocab_size = 0;
+  int64_t num_labels = 0;
+  double layer_norm_eps = 0;
+  attention_kind attention = attention_kind::sdpa;  // default for variants that don't say
+  sdpa_backend backend = sdpa_backend::auto_select;
+  bool causal = false;
+  uint64_t seed = 0;           // weight initialisation seed
+};
+
+// Sample lengths (real tokens per sample, [CLS] and [SEP] included).
+struct length_config {
+  length_kind kind = length_kind::fixed;
+  int64_t length = 0;          // fixed
+  int64_t min = 0;             // uniform, lognormal (clip)
+  int64_t max = 0;             // uniform, lognormal (clip); <= workload.max_length
+  double median = 0;           // lognormal
+  double sigma = 0;            // lognormal
+};
+
+struct workload_config {
+  int64_t samples = 0;
+  length_config lengths;
+  int64_t max_length = 0;      // longest sequence the model is fed; padding target for padding=max_length
+  uint64_t seed = 0;           // token and length seed
+  std::string file;            // JSONL of token-id lists; when set, samples/lengths come from it (resolved path)
+};
+
+struct measure_config {
+  int64_t warmup = 0;          // untimed passes per variant before the timed ones
+  int64_t repetitions = 0;     // timed passes per variant, interleaved round-robin
+  double min_time_s = 0;       // keep adding rounds until every variant has this much timed time
+  int64_t max_repetitions = 0; // bound on rounds when min_time_s asks for more
+};
+
+// Relative-L2 tolerance of a variant's logits against the baseline's, per precision.
+struct check_config {
+  std::map<precision_kind, double> tolerance;
+};
+
+struct batching_config {
+  std::string kind = "static";  // only "static" in schema 1; dynamic batching comes with its issue
+  int64_t batch_size = 0;
+  padding_kind padding = padding_kind::max_length;
+};
+
+struct variant_config {
+  std::string name;
+  std::string description;     // one line: how it differs from the baseline (generated when empty)
+  precision_kind precision = precision_kind::fp32;
+  attention_kind attention = attention_kind::sdpa;
+  sdpa_backend backend = sdpa_backend::auto_select;
+  batching_config batching;
+  // Technique blocks not handled by the core schema (offload, parallel, checkpointing, ...),
+  // keyed by their JSON key, validated by the technique that owns them.
+  std::map<std::string, nlohmann::json> techniques;
+  // When set the variant is listed as SKIPPED with this reason and never run: rows of the
+  // article's table whose technique has not landed yet.
+  std::optional<std::string> pending;
+};
+
+struct output_config {
+  std::string dir;
+  std::vector<std::string> formats;  // subset of "json", "csv", "md"
+};
+
+struct config {
+  int schema_version = config_schema_version;
+  std::string name;
+  std::string source_path;     // the file it was read from ("" for in-memory)
+  model_config model;
+  workload_config workload;
+  measure_config measure;
+  check_config check;
+  std::string device = "auto"; // "cpu", "cuda", "cuda:N", "auto" (as written; resolved by the runner)
+  int64_t threads = 0;         // intra-op threads; 0 = LibTorch's default
+  std::vector<variant_config> variants;
+  std::string baseline;
+  output_config output;
+  nlohmann::ordered_json raw;  // the document as read, for the results' environment block
+};
+
+const variant_config* find_variant(const config& c, const std::string& name);
+
+}  // namespace attnbench
+
+namespace attnbench {
+
+// What the machine can run, as the runner sees it through LibTorch. The parser is kept free of
+// LibTorch (fast to build, fast to test), so the caller passes this in.
+struct device_caps {
+  int cuda_devices = 0;        // torch::cuda::device_count()
+  bool cpu_amp_fp16 = true;    // CPU autocast accepts float16 (LibTorch >= 2.4)
+};
+
+}  // namespace attnbench

@@ -1,0 +1,87 @@
+// Every default of the config schema, each with its reason, and the model preset table.
+// The parser reads defaults only from here; the README's "Config reference" quotes them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "config/config.hpp"
+
+namespace attnbench::defaults {
+
+// --- measure ---
+inline constexpr int64_t warmup = 1;             // one untimed pass absorbs lazy init and kernel selection
+inline constexpr int64_t repetitions = 5;        // a median and a spread, yet short enough for CI
+inline constexpr double min_time_s = 0;          // off: repetitions alone decide unless asked
+inline constexpr int64_t max_repetitions = 100;  // bounds a min_time_s run (raised to repetitions)
+
+// --- machine ---
+inline constexpr std::string_view device = "auto";  // the GPU when there is one, else the CPU
+inline constexpr int64_t threads = 0;               // 0 keeps LibTorch's own choice (one per physical core)
+
+// --- output ---
+inline constexpr std::string_view output_dir_prefix = "results/";  // results/<name>, beside committed ones
+inline constexpr std::array<std::string_view, 3> formats{"json", "csv", "md"};  // every writer: all cheap
+
+// --- model (shared by all presets: the BERT family's values) ---
+inline constexpr int64_t vocab_size = 30522;     // BERT's uncased WordPiece vocabulary
+inline constexpr int64_t max_positions = 512;    // BERT's learned position table
+inline constexpr int64_t type_vocab_size = 2;    // segments A and B of sentence-pair tasks
+inline constexpr int64_t ffn_multiplier = 4;     // ffn = 4 × hidden unless given, as in BERT
+inline constexpr double layer_norm_eps = 1e-12;  // BERT's value, so reference outputs match
+inline constexpr int64_t num_labels = 2;         // a binary classification head, like GLUE SST-2
+inline constexpr attention_kind attention = attention_kind::sdpa;   // what LibTorch users get by default
+inline constexpr sdpa_backend backend = sdpa_backend::auto_select;  // PyTorch picks, as in production code
+inline constexpr bool causal = false;                               // encoders attend in both directions
+inline constexpr uint64_t model_seed = 0;  // fixed: every run initialises the same weights
+
+// --- workload ---
+inline constexpr uint64_t workload_seed = 0;     // fixed: every run draws the same samples
+inline constexpr int64_t min_sample_length = 2;  // the shortest sample is [CLS] [SEP]
+// workload.max_length, when absent, is the longest length the distribution can draw (fixed: length;
+// uniform, lognormal: max), so padding to max_length pads no further than needed; with a token
+// file it is model.max_positions, the longest sequence the model accepts.
+
+// --- variants ---
+inline constexpr precision_kind precision = precision_kind::fp32;  // the reference precision
+inline constexpr std::string_view batching_kind = "static";        // the only kind in schema 1
+inline constexpr int64_t batch_size = 8;  // small enough for CPU runs, big enough to batch
+inline constexpr padding_kind padding = padding_kind::max_length;  // fixed shapes: the worst case
+
+// --- check: relative L2 of logits against the fp32 baseline ---
+inline constexpr double tolerance_fp32 = 1e-5;      // same math; only summation order differs
+inline constexpr double tolerance_amp_bf16 = 5e-2;  // 8-bit mantissa: 2^-8 ≈ 3.9e-3/op, over layers
+inline constexpr double tolerance_amp_fp16 = 1e-2;  // 10-bit mantissa: 2^-11 ≈ 4.9e-4/op, over layers
+
+constexpr double tolerance(precision_kind p) {
+  switch (p) {
+    case precision_kind::amp_bf16:
+      return tolerance_amp_bf16;
+    case precision_kind::amp_fp16:
+      return tolerance_amp_fp16;
+    case precision_kind::fp32:
+      break;
+  }
+  return tolerance_fp32;
+}
+
+// A named model shape; the shared fields above complete it.
+struct model_preset {
+  std::string_view name;
+  int64_t layers;
+  int64_t hidden;
+  int64_t heads;
+};
+
+// Sizes of google-research/bert's small models, sentence-transformers' all-MiniLM-L6-v2, and BERT
+// base and large: a ladder from seconds on a laptop CPU to a real GPU workload.
+inline constexpr std::array<model_preset, 5> model_presets{{
+    {"bert-tiny", 2, 128, 2},
+    {"bert-mini", 4, 256, 4},
+    {"minilm-l6", 6, 384, 12},
+    {"bert-base", 12, 768, 12},
+    {"bert-large", 24, 1024, 16},
+}};
+
+}  // namespace attnbench::defaults

@@ -1,0 +1,749 @@
+#include "config/config_parser.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <sstream>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "common/error.hpp"
+#include "config/config_defaults.hpp"
+
+namespace attnbench {
+namespace {
+
+namespace fs = std::filesystem;
+using ordered_json = nlohmann::ordered_json;
+using names = std::vector<std::string>;
+
+// Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
+const names root_keys{"schema_version", "name",    "model",    "workload", "measure", "check",
+                      "device",         "threads", "variants", "baseline", "output"};
+const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
+                       "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
+                       "layer_norm_eps", "sdpa_backend",  "causal",          "seed"};
+const names workload_keys{"samples", "lengths", "max_length", "seed", "file"};
+const names measure_keys{"warmup", "repetitions", "min_time_s", "max_repetitions"};
+const names check_block_keys{"tolerances"};
+const names batching_keys{"kind", "batch_size", "padding"};
+const names output_keys{"dir", "formats"};
+// Technique blocks of later issues: only a pending variant may carry them (stored, not validated).
+const names technique_keys{"offload", "parallel", "checkpointing", "pipeline"};
+const names variant_keys = [] {
+  names keys{"name", "description", "precision", "attention", "sdpa_backend", "batching", "pending"};
+  keys.insert(keys.end(), technique_keys.begin(), technique_keys.end());
+  return keys;
+}();
+// Without a preset these must all be given; the other model fields have BERT defaults.
+const names required_dims{"layers", "hidden", "heads", "vocab_size", "max_positions"};
+
+// Length distributions: which keys each kind takes (all required).
+struct length_shape {
+  std::string kind;
+  names keys;
+};
+const std::vector<length_shape> length_shapes{
+    {"fixed", {"length"}}, {"uniform", {"min", "max"}}, {"lognormal", {"median", "sigma", "min", "max"}}};
+
+const names batching_kinds{std::string(defaults::batching_kind)};
+const names device_forms{"auto", "cpu", "cuda", "cuda:N"};
+
+// A key or name this close to a known one is taken for a typo of it.
+constexpr size_t typo_distance = 2;
+constexpr size_t typo_fraction = 3;  // ... or within a third of its length, for long keys
+// Long string values are cut in messages so one bad value cannot flood the report.
+constexpr size_t shown_chars = 60;
+
+std::string join(const names& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string quote(const std::string& s) { return ordered_json(s).dump(); }
+
+template <class E, size_t N>
+names names_of(const std::array<E, N>& values) {
+  names out;
+  for (E v : values) out.push_back(to_string(v));
+  return out;
+}
+constexpr std::array all_precisions{precision_kind::fp32, precision_kind::amp_bf16, precision_kind::amp_fp16};
+constexpr std::array all_attentions{attention_kind::naive, attention_kind::sdpa};
+constexpr std::array all_backends{sdpa_backend::auto_select, sdpa_backend::flash, sdpa_backend::efficient,
+                                  sdpa_backend::math, sdpa_backend::cudnn};
+constexpr std::array all_paddings{padding_kind::max_length, padding_kind::longest};
+
+names preset_names() {
+  names out;
+  for (const auto& p : defaults::model_presets) out.emplace_back(p.name);
+  return out;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), size_t{0});
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The candidate nearest to `word`, when it is near enough to be a likely typo.
+std::optional<std::string> closest(const std::string& word, const names& candidates) {
+  std::optional<std::string> best;
+  size_t best_distance = std::max(typo_distance, word.size() / typo_fraction) + 1;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(word, c);
+    if (d < best_distance) best = c, best_distance = d;
+  }
+  return best;
+}
+
+// How a value is shown in "got ...": strings quoted, containers by kind.
+std::string describe(const ordered_json& v) {
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  std::string text = v.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+  if (v.is_string() && text.size() > shown_chars) text = text.substr(0, shown_chars) + "...\"";
+  return text;
+}
+
+std::string child_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+// Collects problems while walking the document, so the user sees all of them at once.
+class problem_log {
+ public:
+  void add(std::string path, std::string message) {
+    problems_.push_back({std::move(path), std::move(message)});
+  }
+  bool empty() const { return problems_.empty(); }
+  std::vector<problem> take() { return std::move(problems_); }
+
+  // Typed reads of one value: the value, or nullopt after logging why not.
+  std::optional<int64_t> integer(const ordered_json& v, const std::string& path, int64_t min) {
+    if (!v.is_number_integer()) return type_error(path, "an integer", v);
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) {
+      add(path, fmt::format("must be <= {}; got {}", std::numeric_limits<int64_t>::max(), v.dump()));
+      return std::nullopt;
+    }
+    auto n = v.get<int64_t>();
+    if (n >= min) return n;
+    add(path, fmt::format("must be >= {}; got {}", min, n));
+    return std::nullopt;
+  }
+
+  std::optional<uint64_t> unsigned_integer(const ordered_json& v, const std::string& path) {
+    if (!v.is_number_integer()) return type_error(path, "an integer", v);
+    if (v.is_number_unsigned()) return v.get<uint64_t>();
+    add(path, fmt::format("must be >= 0; got {}", v.dump()));
+    return std::nullopt;
+  }
+
+  // A number >= min, or > min when `exclusive`.
+  std::optional<double> number(const ordered_json& v, const std::string& path, double min, bool exclusive) {
+    if (!v.is_number()) return type_error(path, "a number", v);
+    auto x = v.get<double>();
+    if (exclusive ? x > min : x >= min) return x;
+    add(path, fmt::format("must be {} {}; got {}", exclusive ? ">" : ">=", min, v.dump()));
+    return std::nullopt;
+  }
+
+  std::optional<bool> boolean(const ordered_json& v, const std::string& path) {
+    if (!v.is_boolean()) return type_error(path, "a boolean", v);
+    return v.get<bool>();
+  }
+
+  std::optional<std::string> string(const ordered_json& v, const std::string& path) {
+    if (!v.is_string()) return type_error(path, "a string", v);
+    auto s = v.get<std::string>();
+    if (!s.empty()) return s;
+    add(path, "must not be empty");
+    return std::nullopt;
+  }
+
+  std::optional<std::string> choice(const ordered_json& v, const std::string& path, const names& options) {
+    if (v.is_string() && std::count(options.begin(), options.end(), v.get<std::string>()))
+      return v.get<std::string>();
+    add(path, fmt::format("expected one of {}; got {}", join(options), describe(v)));
+    return std::nullopt;
+  }
+
+  template <class E, size_t N>
+  std::optional<E> enumeration(const ordered_json& v, const std::string& path,
+                               const std::array<E, N>& values) {
+    auto name = choice(v, path, names_of(values));
+    if (!name) return std::nullopt;
+    return *std::find_if(values.begin(), values.end(), [&](E e) { return to_string(e) == *name; });
+  }
+
+  std::nullopt_t type_error(const std::string& path, const char* expected, const ordered_json& v) {
+    add(path, fmt::format("expected {}; got {}", expected, describe(v)));
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<problem> problems_;
+};
+
+// One JSON object at a known path (or an absent one): finds fields and reads them typed, so
+// every problem names the field's full path.
+class object_reader {
+ public:
+  object_reader(const ordered_json* obj, std::string path, problem_log& log)
+      : obj_(obj), path_(std::move(path)), log_(&log) {}
+
+  bool present() const { return obj_ != nullptr; }
+  const std::string& path() const { return path_; }
+  std::string path(const std::string& key) const { return child_path(path_, key); }
+  const ordered_json* find(const std::string& key) const {
+    if (!obj_) return nullptr;
+    auto it = obj_->find(key);
+    return it == obj_->end() ? nullptr : &*it;
+  }
+  bool has(const std::string& key) const { return find(key) != nullptr; }
+  void add(const std::string& key, std::string message) const { log_->add(path(key), std::move(message)); }
+  bool require(const std::string& key, const std::string& why = "required") const {
+    if (!present() || has(key)) return true;
+    add(key, why);
+    return false;
+  }
+
+  // Reports keys outside `allowed`, suggesting the nearest allowed one.
+  void check_keys(const names& allowed) const {
+    if (!obj_) return;
+    for (const auto& [key, value] : obj_->items()) {
+      if (std::count(allowed.begin(), allowed.end(), key)) continue;
+      auto guess = closest(key, allowed);
+      add(key, guess ? fmt::format("unknown key; did you mean {}?", quote(*guess))
+                     : "unknown key; allowed keys: " + join(allowed));
+    }
+  }
+
+  // The sub-object at `key`: absent when missing or not an object (the latter logged).
+  object_reader object(const std::string& key, bool required = false) const {
+    const ordered_json* v = find(key);
+    if (!v && required) require(key);
+    if (v && !v->is_object()) {
+      log_->type_error(path(key), "an object", *v);
+      v = nullptr;
+    }
+    return object_reader(v, path(key), *log_);
+  }
+
+  std::optional<int64_t> integer(const std::string& key, int64_t min) const {
+    return read(key, [&](const ordered_json& v, const std::string& p) { return log_->integer(v, p, min); });
+  }
+  std::optional<uint64_t> unsigned_integer(const std::string& key) const {
+    return read(key, [&](const auto& v, const auto& p) { return log_->unsigned_integer(v, p); });
+  }
+  std::optional<double> number(const std::string& key, double min, bool exclusive) const {
+    return read(key, [&](const auto& v, const auto& p) { return log_->number(v, p, min, exclusive); });
+  }
+  std::optional<bool> boolean(const std::string& key) const {
+    return read(key, [&](const auto& v, const auto& p) { return log_->boolean(v, p); });
+  }
+  std::optional<std::string> string(const std::string& key) const {
+    return read(key, [&](const auto& v, const auto& p) { return log_->string(v, p); });
+  }
+  std::optional<std::string> choice(const std::string& key, const names& options) const {
+    return read(key, [&](const auto& v, const auto& p) { return log_->choice(v, p, options); });
+  }
+  template <class E, size_t N>
+  std::optional<E> enumeration(const std::string& key, const std::array<E, N>& values) const {
+    return read(key, [&](const auto& v, const auto& p) { return log_->enumeration(v, p, values); });
+  }
+
+ private:
+  template <class F>
+  auto read(const std::string& key, F&& reader) const
+      -> std::invoke_result_t<F, const ordered_json&, const std::string&> {
+    const ordered_json* v = find(key);
+    if (!v) return std::nullopt;
+    return reader(*v, path(key));
+  }
+
+  const ordered_json* obj_;
+  std::string path_;
+  problem_log* log_;
+};
+
+template <class T, class U>
+void assign(T& target, const std::optional<U>& value) {
+  if (value) target = *value;
+}
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-';
+}
+
+// 0 for "cuda", N for "cuda:N", nullopt for anything else.
+std::optional<int> cuda_index(const std::string& device) {
+  if (device == "cuda") return 0;
+  const std::string prefix = "cuda:";
+  if (device.rfind(prefix, 0) != 0) return std::nullopt;
+  std::string digits = device.substr(prefix.size());
+  bool numeric = !digits.empty() && digits.size() <= size_t(std::numeric_limits<int>::digits10) &&
+                 std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return numeric ? std::optional<int>(std::stoi(digits)) : std::nullopt;
+}
+
+// Line and column (1-based) of a byte offset, for parse errors a person can find in an editor.
+std::pair<size_t, size_t> line_and_column(const std::string& text, size_t offset) {
+  offset = std::min(offset, text.size());
+  size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
+  size_t line_start = text.rfind('\n', offset == 0 ? std::string::npos : offset - 1);
+  if (offset == 0 || line_start == std::string::npos) return {line, offset + 1};
+  return {line, offset - line_start};
+}
+
+// "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." →
+// "syntax error ...": the location is recomputed by the caller.
+std::string parse_error_reason(const std::string& what) {
+  auto colon = what.find(": ", what.find(']'));
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
+// Why the directory `dir` could not be created or written, or nullopt if it can.
+std::optional<std::string> unwritable_reason(const std::string& dir) {
+  fs::path existing = dir;
+  std::error_code ec;
+  while (!fs::exists(existing, ec)) {
+    fs::path parent = existing.parent_path();
+    existing = (parent.empty() || parent == existing) ? fs::path(".") : parent;
+  }
+  bool self = existing == fs::path(dir);
+  std::string prefix = self ? "" : fmt::format("cannot create {}: ", quote(dir));
+  if (!fs::is_directory(existing, ec))
+    return prefix + fmt::format("{} is not a directory", quote(existing.string()));
+  if (::access(existing.c_str(), W_OK) != 0)
+    return prefix + fmt::format("{} is not writable", quote(existing.string()));
+  return std::nullopt;
+}
+
+// Why `file` cannot be read, or nullopt if it can.
+std::optional<std::string> unreadable_reason(const fs::path& file) {
+  std::error_code ec;
+  std::string shown = quote(file.string());
+  if (!fs::exists(file, ec)) return shown + " does not exist";
+  if (!fs::is_regular_file(file, ec)) return shown + " is not a regular file";
+  if (::access(file.c_str(), R_OK) != 0) return shown + " is not readable";
+  return std::nullopt;
+}
+
+// Walks one document into a config. Sections are read in dependency order: the device before
+// what it constrains, the model before the workload, variants before the baseline.
+class config_reader {
+ public:
+  config_reader(const ordered_json& doc, std::string source_path, const device_caps& caps)
+      : doc_(doc), caps_(caps), root_(&doc, "", log_) {
+    cfg_.source_path = std::move(source_path);
+    cfg_.raw = doc;
+  }
+
+  config read() {
+    if (!doc_.is_object()) {
+      log_.type_error("", "an object", doc_);
+      throw input_error(log_.take());
+    }
+    root_.check_keys(root_keys);
+    read_header();
+    read_device();
+    read_model();
+    read_workload();
+    read_measure();
+    read_check();
+    read_variants();
+    read_baseline();
+    read_output();
+    if (!log_.empty()) throw input_error(log_.take());
+    return std::move(cfg_);
+  }
+
+ private:
+  void read_header() {
+    if (auto v = root_.integer("schema_version", std::numeric_limits<int64_t>::min());
+        v && *v != config_schema_version)
+      root_.add("schema_version", fmt::format("must be {}; got {}", config_schema_version, *v));
+    root_.require("name");
+    if (auto name = root_.string("name")) {
+      cfg_.name = *name;
+      if (!std::all_of(name->begin(), name->end(), is_name_char))
+        root_.add("name", "must use only the characters A-Z a-z 0-9 . _ -; got " + quote(*name));
+    }
+    cfg_.threads = defaults::threads;
+    assign(cfg_.threads, root_.integer("threads", 0));
+  }
+
+  void read_device() {
+    cfg_.device = std::string(defaults::device);
+    auto device = root_.string("device");
+    if (!device) {
+      if (!root_.has("device")) on_cpu_ = caps_.cuda_devices == 0;
+      return;
+    }
+    cfg_.device = *device;
+    std::optional<int> index;  // the CUDA device asked for
+    if (*device == "auto") {
+      on_cpu_ = caps_.cuda_devices == 0;
+    } else if (*device == "cpu") {
+      on_cpu_ = true;
+    } else if (index = cuda_index(*device); !index) {
+      root_.add("device", fmt::format("expected one of {}; got {}", join(device_forms), quote(*device)));
+      return;
+    }
+    if (!index) return;
+    on_cpu_ = false;
+    if (*index >= caps_.cuda_devices)
+      root_.add("device",
+                fmt::format("{} is not available: this machine has {} CUDA device{}", quote(*device),
+                            caps_.cuda_devices, caps_.cuda_devices == 1 ? "" : "s"));
+  }
+
+  void read_model() {
+    object_reader m = root_.object("model", true);
+    if (!m.present()) return;
+    m.check_keys(model_keys);
+    model_config& mc = cfg_.model;
+    mc.vocab_size = defaults::vocab_size;
+    mc.max_positions = defaults::max_positions;
+    mc.type_vocab_size = defaults::type_vocab_size;
+    mc.layer_norm_eps = defaults::layer_norm_eps;
+    mc.num_labels = defaults::num_labels;
+    mc.attention = defaults::attention;
+    mc.backend = defaults::backend;
+    mc.causal = defaults::causal;
+    mc.seed = defaults::model_seed;
+    if (auto name = m.choice("preset", preset_names())) {
+      mc.preset = *name;
+      for (const auto& p : defaults::model_presets) {
+        if (p.name != *name) continue;
+        mc.layers = p.layers;
+        mc.hidden = p.hidden;
+        mc.heads = p.heads;
+      }
+    } else if (!m.has("preset")) {
+      for (const auto& dim : required_dims) m.require(dim, "required without model.preset");
+    }
+    assign(mc.layers, m.integer("layers", 1));
+    assign(mc.hidden, m.integer("hidden", 1));
+    assign(mc.heads, m.integer("heads", 1));
+    mc.ffn = defaults::ffn_multiplier * mc.hidden;
+    assign(mc.ffn, m.integer("ffn", 1));
+    assign(mc.vocab_size, m.integer("vocab_size", 1));
+    assign(mc.max_positions, m.integer("max_positions", defaults::min_sample_length));
+    assign(mc.type_vocab_size, m.integer("type_vocab_size", 1));
+    assign(mc.num_labels, m.integer("num_labels", 1));
+    assign(mc.layer_norm_eps, m.number("layer_norm_eps", 0, true));
+    assign(mc.attention, m.enumeration("attention", all_attentions));
+    auto backend = m.enumeration("sdpa_backend", all_backends);
+    assign(mc.backend, backend);
+    assign(mc.causal, m.boolean("causal"));
+    assign(mc.seed, m.unsigned_integer("seed"));
+
+    if (mc.hidden > 0 && mc.heads > 0 && mc.hidden % mc.heads != 0)
+      m.add(m.has("heads") ? "heads" : "hidden",
+            fmt::format("hidden ({}) must be divisible by heads ({})", mc.hidden, mc.heads));
+    if (backend) check_backend(m, mc.attention, *backend);
+  }
+
+  // An explicit sdpa_backend must suit the attention it goes with and the device it runs on.
+  void check_backend(const object_reader& obj, attention_kind attention, sdpa_backend backend) {
+    if (attention == attention_kind::naive && backend != sdpa_backend::auto_select)
+      obj.add("sdpa_backend", fmt::format("{} applies only to attention \"sdpa\"; attention "
+                                          "here is \"naive\"",
+                                          quote(to_string(backend))));
+    else if (on_cpu_.value_or(false) &&
+             (backend == sdpa_backend::efficient || backend == sdpa_backend::cudnn))
+      obj.add("sdpa_backend", fmt::format("{} needs a CUDA device; device {} runs on the CPU",
+                                          quote(to_string(backend)), quote(cfg_.device)));
+  }
+
+  void read_workload() {
+    object_reader w = root_.object("workload", true);
+    if (!w.present()) return;
+    w.check_keys(workload_keys);
+    workload_config& wc = cfg_.workload;
+    wc.seed = defaults::workload_seed;
+    assign(wc.seed, w.unsigned_integer("seed"));
+    bool from_file = w.has("file");
+    if (auto file = w.string("file")) {
+      fs::path resolved = *file;
+      if (resolved.is_relative()) resolved = fs::path(cfg_.source_path).parent_path() / resolved;
+      wc.file = resolved.string();
+      if (auto why = unreadable_reason(resolved)) w.add("file", *why);
+    }
+    if (!from_file) w.require("samples");
+    assign(wc.samples, w.integer("samples", 1));
+
+    std::optional<int64_t> longest;  // the longest length the lengths block allows
+    if (from_file) {
+      wc.lengths.kind = length_kind::file;
+      if (w.has("lengths")) w.add("lengths", "not allowed with workload.file: lengths come from the file");
+      longest = cfg_.model.max_positions;
+    } else {
+      longest = read_lengths(w.object("lengths", true));
+    }
+
+    auto max_length = w.integer("max_length", defaults::min_sample_length);
+    wc.max_length = max_length.value_or(longest.value_or(0));
+    const int64_t max_positions = cfg_.model.max_positions;
+    if (max_length && max_positions > 0 && *max_length > max_positions)
+      w.add("max_length",
+            fmt::format("must be <= model.max_positions ({}); got {}", max_positions, *max_length));
+    if (max_length && longest && *longest > *max_length && !from_file) {
+      const char* key = wc.lengths.kind == length_kind::fixed ? "length" : "max";
+      w.add(child_path("lengths", key),
+            fmt::format("must be <= workload.max_length ({}); got {}", *max_length, *longest));
+    }
+  }
+
+  // Reads the length distribution; returns the longest length it can draw when that is known.
+  std::optional<int64_t> read_lengths(const object_reader& l) {
+    if (!l.present()) return std::nullopt;
+    length_config& lc = cfg_.workload.lengths;
+    names kinds, all_keys{"kind"};
+    for (const auto& s : length_shapes) {
+      kinds.push_back(s.kind);
+      all_keys.insert(all_keys.end(), s.keys.begin(), s.keys.end());
+    }
+    l.require("kind");
+    auto kind = l.choice("kind", kinds);
+    auto shape = std::find_if(length_shapes.begin(), length_shapes.end(),
+                              [&](const auto& s) { return kind && s.kind == *kind; });
+    if (shape == length_shapes.end()) {
+      std::sort(all_keys.begin(), all_keys.end());
+      all_keys.erase(std::unique(all_keys.begin(), all_keys.end()), all_keys.end());
+      l.check_keys(all_keys);
+      return std::nullopt;
+    }
+    names keys{"kind"};
+    keys.insert(keys.end(), shape->keys.begin(), shape->keys.end());
+    l.check_keys(keys);
+    for (const auto& key : shape->keys) l.require(key, "required for kind " + quote(*kind));
+
+    const int64_t shortest = defaults::min_sample_length;
+    if (*kind == "fixed") {
+      lc.kind = length_kind::fixed;
+      auto length = l.integer("length", shortest);
+      assign(lc.length, length);
+      return length;
+    }
+    lc.kind = *kind == "uniform" ? length_kind::uniform : length_kind::lognormal;
+    if (lc.kind == length_kind::lognormal) {
+      assign(lc.median, l.number("median", 0, true));
+      assign(lc.sigma, l.number("sigma", 0, false));
+    }
+    auto min = l.integer("min", shortest);
+    auto max = l.integer("max", shortest);
+    assign(lc.min, min);
+    assign(lc.max, max);
+    if (min && max && *min > *max) l.add("min", fmt::format("must be <= max ({}); got {}", *max, *min));
+    return max;
+  }
+
+  void read_measure() {
+    measure_config& mc = cfg_.measure;
+    mc.warmup = defaults::warmup;
+    mc.repetitions = defaults::repetitions;
+    mc.min_time_s = defaults::min_time_s;
+    object_reader m = root_.object("measure");
+    m.check_keys(measure_keys);
+    assign(mc.warmup, m.integer("warmup", 0));
+    auto repetitions = m.integer("repetitions", 1);
+    assign(mc.repetitions, repetitions);
+    assign(mc.min_time_s, m.number("min_time_s", 0, false));
+    auto max_repetitions = m.integer("max_repetitions", 1);
+    mc.max_repetitions = max_repetitions.value_or(std::max(defaults::max_repetitions, mc.repetitions));
+    if (max_repetitions && repetitions && *max_repetitions < *repetitions)
+      m.add("max_repetitions",
+            fmt::format("must be >= measure.repetitions ({}); got {}", *repetitions, *max_repetitions));
+  }
+
+  void read_check() {
+    for (auto p : all_precisions) cfg_.check.tolerance[p] = defaults::tolerance(p);
+    object_reader c = root_.object("check");
+    c.check_keys(check_block_keys);
+    object_reader t = c.object("tolerances");
+    t.check_keys(names_of(all_precisions));
+    for (auto p : all_precisions) assign(cfg_.check.tolerance[p], t.number(to_string(p), 0, true));
+  }
+
+  void read_variants() {
+    root_.require("variants");
+    const ordered_json* list = root_.find("variants");
+    if (!list) return;
+    if (!list->is_array()) {
+      log_.type_error("variants", "an array", *list);
+      return;
+    }
+    if (list->empty()) root_.add("variants", "must list at least one variant");
+    std::map<std::string, std::string> first_path;  // variant name → where it was first defined
+    for (size_t i = 0; i < list->size(); ++i) {
+      object_reader v(&(*list)[i], fmt::format("variants[{}]", i), log_);
+      if (!(*list)[i].is_object()) {
+        log_.type_error(v.path(), "an object", (*list)[i]);
+        continue;
+      }
+      variant_config& vc = cfg_.variants.emplace_back(read_variant(v));
+      if (vc.name.empty()) continue;
+      auto [it, inserted] = first_path.emplace(vc.name, v.path());
+      if (!inserted)
+        v.add("name", fmt::format("duplicate variant name {} (first at {})", quote(vc.name), it->second));
+    }
+  }
+
+  variant_config read_variant(const object_reader& v) {
+    variant_config vc;
+    v.check_keys(variant_keys);
+    v.require("name");
+    assign(vc.name, v.string("name"));
+    if (const ordered_json* d = v.find("description")) {
+      if (d->is_string())
+        vc.description = d->get<std::string>();  // may be empty: generated
+      else
+        log_.type_error(v.path("description"), "a string", *d);
+    }
+    vc.precision = defaults::precision;
+    assign(vc.precision, v.enumeration("precision", all_precisions));
+    vc.attention = cfg_.model.attention;
+    assign(vc.attention, v.enumeration("attention", all_attentions));
+    auto backend = v.enumeration("sdpa_backend", all_backends);
+    // A naive variant under an sdpa model default has no backend to inherit.
+    vc.backend = backend.value_or(vc.attention == attention_kind::naive ? sdpa_backend::auto_select
+                                                                        : cfg_.model.backend);
+    vc.pending = v.string("pending");
+
+    batching_config& bc = vc.batching;
+    bc.kind = std::string(defaults::batching_kind);
+    bc.batch_size = defaults::batch_size;
+    bc.padding = defaults::padding;
+    object_reader b = v.object("batching");
+    b.check_keys(batching_keys);
+    assign(bc.kind, b.choice("kind", batching_kinds));
+    assign(bc.batch_size, b.integer("batch_size", 1));
+    assign(bc.padding, b.enumeration("padding", all_paddings));
+
+    const bool pending = v.has("pending");
+    for (const auto& key : technique_keys) {
+      const ordered_json* block = v.find(key);
+      if (!block) continue;
+      if (pending)
+        vc.techniques[key] = nlohmann::json(*block);
+      else
+        v.add(key, fmt::format("technique {} is not available in this version (pending)", quote(key)));
+    }
+    // A pending variant never runs, so what this machine can run does not constrain it.
+    if (pending) return vc;
+    if (backend) check_backend(v, vc.attention, *backend);
+    if (vc.precision == precision_kind::amp_fp16 && on_cpu_.value_or(false) && !caps_.cpu_amp_fp16)
+      v.add("precision", fmt::format("amp-fp16 on the CPU needs a LibTorch whose CPU autocast "
+                                     "supports float16 (this one does not); device {} runs on "
+                                     "the CPU",
+                                     quote(cfg_.device)));
+    return vc;
+  }
+
+  void read_baseline() {
+    root_.require("baseline");
+    auto name = root_.string("baseline");
+    if (!name) return;
+    cfg_.baseline = *name;
+    if (const variant_config* v = find_variant(cfg_, *name)) {
+      if (v->pending)
+        root_.add("baseline", fmt::format("variant {} is pending and cannot be the baseline", quote(*name)));
+      return;
+    }
+    if (cfg_.variants.empty()) return;  // already reported at variants
+    names variant_names;
+    for (const auto& v : cfg_.variants) variant_names.push_back(v.name);
+    auto guess = closest(*name, variant_names);
+    root_.add("baseline", fmt::format("no variant named {}; {}", quote(*name),
+                                      guess ? fmt::format("did you mean {}?", quote(*guess))
+                                            : "variants are: " + join(variant_names)));
+  }
+
+  void read_output() {
+    output_config& oc = cfg_.output;
+    oc.dir = std::string(defaults::output_dir_prefix) + cfg_.name;
+    for (auto f : defaults::formats) oc.formats.emplace_back(f);
+    object_reader o = root_.object("output");
+    o.check_keys(output_keys);
+    auto dir = o.string("dir");
+    assign(oc.dir, dir);
+    if (dir || (!o.has("dir") && !cfg_.name.empty())) {
+      if (auto why = unwritable_reason(oc.dir)) o.add("dir", *why);
+    }
+    const ordered_json* formats = o.find("formats");
+    if (!formats) return;
+    if (!formats->is_array()) {
+      log_.type_error(o.path("formats"), "an array", *formats);
+      return;
+    }
+    if (formats->empty()) o.add("formats", "must list at least one format");
+    names allowed;
+    for (auto f : defaults::formats) allowed.emplace_back(f);
+    oc.formats.clear();
+    for (size_t i = 0; i < formats->size(); ++i) {
+      std::string path = fmt::format("{}[{}]", o.path("formats"), i);
+      auto f = log_.choice((*formats)[i], path, allowed);
+      if (!f) continue;
+      if (std::count(oc.formats.begin(), oc.formats.end(), *f))
+        log_.add(path, "duplicate format " + quote(*f));
+      else
+        oc.formats.push_back(*f);
+    }
+  }
+
+  const ordered_json& doc_;
+  const device_caps caps_;
+  problem_log log_;
+  object_reader root_;
+  config cfg_;
+  std::optional<bool> on_cpu_;  // where the device resolves ("auto" by caps); unset if invalid
+};
+
+}  // namespace
+
+config parse_config_text(const std::string& text, const std::string& source_path, const device_caps& caps) {
+  ordered_json doc;
+  try {
+    doc = ordered_json::parse(text);
+  } catch (const ordered_json::parse_error& e) {
+    // nlohmann's byte is the 1-based count of bytes read, the offending one included.
+    auto [line, column] = line_and_column(text, e.byte == 0 ? 0 : e.byte - 1);
+    throw input_error("", fmt::format("invalid JSON at line {}, column {}: {}", line, column,
+                                      parse_error_reason(e.what())));
+  }
+  return config_reader(doc, source_path, caps).read();
+}
+
+config load_config(const std::string& path, const device_caps& caps) {
+  if (auto why = unreadable_reason(path)) throw input_error("cannot read config file: " + *why);
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in.good() && !in.eof()) throw input_error("cannot read config file " + quote(path));
+  return parse_config_text(text.str(), path, caps);
+}
+
+}  // namespace attnbench
