@@ -1,0 +1,32 @@
+#include "report/make_writers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "report/csv_writer.hpp"
+#include "report/json_writer.hpp"
+#include "report/markdown_writer.hpp"
+
+namespace attnbench {
+
+std::vector<std::unique_ptr<writer_base>> make_writers(const std::vector<std::string>& formats) {
+  std::vector<std::unique_ptr<writer_base>> writers;
+  for (const auto& f : formats) {
+    if (std::count(formats.begin(), formats.end(), f) > 1)
+      throw input_error(fmt::format("output format '{}' given more than once", f));
+    if (f == "json") {
+      writers.push_back(std::make_unique<json_writer>());
+    } else if (f == "csv") {
+      writers.push_back(std::make_unique<csv_writer>());
+    } else if (f == "md") {
+      writers.push_back(std::make_unique<markdown_writer>());
+    } else {
+      throw input_error(fmt::format("unknown output format '{}'; expected json, csv or md", f));
+    }
+  }
+  return writers;
+}
+
+}  // namespace attnbench

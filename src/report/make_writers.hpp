@@ -1,0 +1,16 @@
+// Turns output format names into writers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "report/writer_base.hpp"
+
+namespace attnbench {
+
+// One writer per name, in the order given: "json", "csv", "md". Unknown names or duplicates
+// throw input_error.
+std::vector<std::unique_ptr<writer_base>> make_writers(const std::vector<std::string>& formats);
+
+}  // namespace attnbench

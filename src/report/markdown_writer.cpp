@@ -1,0 +1,178 @@
+#include "report/markdown_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+namespace {
+
+constexpr const char* not_available = "n/a";  // NaN: undefined or not measured
+constexpr const char* em_dash = "—";          // a variant that did not run
+constexpr double one_decimal_from = 10.0;     // speedups ≥ 10× get 1 decimal, smaller ones 2: 3 digits
+constexpr double bytes_per_kib = 1024.0;
+constexpr double percent = 100.0;
+
+// Text for one table cell: a '|' would end the cell and a newline the row.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string or_unknown(const std::string& s) { return s.empty() ? "unknown" : s; }
+
+std::string fixed(double v, int decimals) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, decimals) : not_available;
+}
+
+void write_row(std::ostream& out, const std::vector<std::string>& cells) {
+  out << '|';
+  for (const auto& c : cells) out << ' ' << c << " |";
+  out << '\n';
+}
+
+std::string throughput_cell(const summary& s) {
+  constexpr int decimals = 2;
+  std::string text = fixed(s.median, decimals);
+  if (std::isfinite(s.median) && std::isfinite(s.ci_low) && std::isfinite(s.ci_high))
+    text += " ± " + fixed((s.ci_high - s.ci_low) / 2, decimals);
+  return text;
+}
+
+std::string speedup_cell(const variant_result& v) {
+  const double m = v.speedup.median;
+  if (v.is_baseline) return "1.00× (baseline)";
+  if (!std::isfinite(m)) return not_available;
+  const int decimals = m >= one_decimal_from ? 1 : 2;
+  std::string text = fixed(m, decimals) + "×";
+  if (std::isfinite(v.speedup.ci_low) && std::isfinite(v.speedup.ci_high))
+    text += fmt::format(" [{}–{}]", fixed(v.speedup.ci_low, decimals), fixed(v.speedup.ci_high, decimals));
+  return text;
+}
+
+std::string method_cell(const variant_result& v) {
+  // A failed check means the outputs are wrong: its speed must not be read as a result.
+  return cell(v.name) + (v.status == status_kind::fail ? " (FAIL)" : "");
+}
+
+std::string human_bytes(int64_t bytes) {
+  if (bytes < 0) return not_available;
+  constexpr std::array<const char*, 5> units = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= bytes_per_kib && unit + 1 < units.size()) {
+    value /= bytes_per_kib;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+std::string gflops_cell(const variant_result& v) {
+  std::string text = fixed(v.achieved_gflops, 1);
+  if (std::isfinite(v.achieved_gflops) && std::isfinite(v.ceiling_share))
+    text += fmt::format(" ({:.1f}%)", v.ceiling_share * percent);
+  return text;
+}
+
+std::string scientific(double v) { return std::isfinite(v) ? fmt::format("{:.2e}", v) : not_available; }
+
+std::string share_cell(double fraction) {
+  return std::isfinite(fraction) ? fixed(fraction * percent, 1) + "%" : not_available;
+}
+
+void write_environment(const run_result& r, std::ostream& out) {
+  const environment_info& e = r.environment;
+  out << fmt::format("Device `{}` ({}), LibTorch {}", or_unknown(e.device), or_unknown(e.device_name),
+                     or_unknown(e.torch_version));
+  if (!e.cuda_version.empty()) out << ", CUDA " << e.cuda_version;
+  out << fmt::format(", {} threads. Run {} at commit `{}`, attnbench {}.\n", e.threads, or_unknown(e.date),
+                     or_unknown(e.git_commit), or_unknown(e.harness_version));
+  out << "Matmul ceilings: ";
+  if (e.ceilings.empty()) out << "not measured";
+  for (size_t i = 0; i < e.ceilings.size(); ++i) {
+    const matmul_ceiling& c = e.ceilings[i];
+    out << (i ? ", " : "") << fmt::format("{} {} GFLOP/s (n={})", c.dtype, fixed(c.gflops, 1), c.size);
+  }
+  out << ".\n";
+  const model_info& m = r.model;
+  const workload_info& w = r.workload;
+  out << fmt::format("Model `{}` ({} layers, hidden {}, {} heads{}); {} samples, lengths {}, mean {}.\n",
+                     m.preset, m.layers, m.hidden, m.heads, m.causal ? ", causal" : "", w.samples,
+                     or_unknown(w.lengths), fixed(w.mean_length, 1));
+  out << fmt::format(
+      "Baseline `{}`; {} warm-up passes, {} timed repetitions per variant. Throughput is the median "
+      "± half the 95% CI of the mean; speedup is the ratio of medians, in brackets the 95% CI of the "
+      "per-repetition ratios.\n",
+      r.baseline, r.warmup, r.repetitions);
+}
+
+void write_detail_table(const run_result& r, std::ostream& out) {
+  write_row(out, {"Method", "tokens/s", "latency p50 (ms)", "latency p99 (ms)", "peak memory",
+                  "GFLOP/s (% of ceiling)", "rel. L2 err", "top-1 agree", "status"});
+  write_row(out, {"---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"});
+  std::set<std::string> memory_methods;
+  for (const auto& v : r.variants) {
+    write_row(out, {cell(v.name), fixed(v.tokens_per_s.median, 0), fixed(v.latency_ms.p50, 2),
+                    fixed(v.latency_ms.p99, 2), human_bytes(v.peak_memory_bytes), gflops_cell(v),
+                    scientific(v.check.rel_l2), share_cell(v.check.top1_agreement), to_string(v.status)});
+    if (!v.peak_memory_method.empty()) memory_methods.insert(v.peak_memory_method);
+  }
+  if (!memory_methods.empty()) {
+    out << "\nPeak memory: ";
+    for (auto it = memory_methods.begin(); it != memory_methods.end(); ++it)
+      out << (it == memory_methods.begin() ? "" : "; ") << *it;
+    out << ".\n";
+  }
+}
+
+void write_variant_list(const run_result& r, std::ostream& out) {
+  for (const auto& v : r.variants) {
+    out << "- **" << v.name << "**" << (v.is_baseline ? " (baseline)" : "");
+    if (!v.description.empty()) out << ": " << v.description;
+    if (v.status != status_kind::pass)
+      out << " — " << to_string(v.status) << (v.reason.empty() ? "" : ": " + v.reason);
+    out << '\n';
+  }
+}
+
+}  // namespace
+
+std::string markdown_table(const run_result& r) {
+  fmt::memory_buffer buf;
+  auto row = [&](const std::string& a, const std::string& b, const std::string& c) {
+    fmt::format_to(std::back_inserter(buf), "| {} | {} | {} |\n", a, b, c);
+  };
+  row("Method", "Throughput (samples/s)", "Speedup vs baseline");
+  row("---", "---:", "---:");
+  for (const auto& v : r.variants) {
+    if (v.status == status_kind::skipped)
+      row(cell(v.name), em_dash, fmt::format("{} (skipped: {})", em_dash, cell(or_unknown(v.reason))));
+    else
+      row(method_cell(v), throughput_cell(v.throughput), speedup_cell(v));
+  }
+  return fmt::to_string(buf);
+}
+
+void markdown_writer::do_write(const run_result& r, std::ostream& out) const {
+  out << "# " << r.name << "\n\n";
+  write_environment(r, out);
+  out << '\n' << markdown_table(r) << '\n';
+  write_detail_table(r, out);
+  out << "\n## Variants\n\n";
+  write_variant_list(r, out);
+}
+
+}  // namespace attnbench

@@ -1,0 +1,24 @@
+#include "report/result.hpp"
+
+#include <algorithm>
+
+namespace attnbench {
+
+std::string to_string(status_kind s) {
+  switch (s) {
+    case status_kind::pass:
+      return "PASS";
+    case status_kind::fail:
+      return "FAIL";
+    case status_kind::skipped:
+      return "SKIPPED";
+  }
+  return "UNKNOWN";  // unreachable for valid enum values; keeps -Wreturn-type quiet
+}
+
+bool run_result::all_passed() const {
+  return std::none_of(variants.begin(), variants.end(),
+                      [](const variant_result& v) { return v.status == status_kind::fail; });
+}
+
+}  // namespace attnbench

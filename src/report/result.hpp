@@ -1,0 +1,142 @@
+// The one result record of a run. Every writer (json, csv, markdown) reads only this; the
+// runner and the checker fill it. Field names are the results.json schema (README "Results
+// schema"): CI jobs and later issues read them, so rename nothing without bumping the version.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attnbench {
+
+inline constexpr int results_schema_version = 1;
+inline constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
+
+// Summary of repeated measurements (see stats/summary.hpp for n = 0, 1, 2 behaviour).
+// NaN means "undefined" (e.g. a confidence interval from one repetition): JSON null, "n/a" in text.
+struct summary {
+  int64_t n = 0;
+  double median = not_a_number;
+  double mean = not_a_number;
+  double min = not_a_number;
+  double max = not_a_number;
+  double stddev = not_a_number;
+  double ci_low = not_a_number;   // 95% confidence interval
+  double ci_high = not_a_number;
+  std::vector<double> samples;    // every repetition, in the order measured
+};
+
+struct speedup_summary {
+  double median = not_a_number;   // median(variant) / median(baseline) of samples/s
+  double ci_low = not_a_number;   // 95% interval of the paired per-round ratios
+  double ci_high = not_a_number;
+};
+
+struct latency_summary {
+  double p50 = not_a_number;      // per-batch wall time, ms, over every timed batch
+  double p90 = not_a_number;
+  double p99 = not_a_number;
+};
+
+enum class status_kind { pass, fail, skipped };
+std::string to_string(status_kind s);  // "PASS", "FAIL", "SKIPPED"
+
+struct check_result {
+  status_kind status = status_kind::skipped;
+  std::string message;            // why FAIL (or SKIPPED); empty on PASS
+  double tolerance = not_a_number;  // relative-L2 bound applied
+  double max_abs = not_a_number;
+  double rel_l2 = not_a_number;   // ||out - ref|| / ||ref||
+  double cosine = not_a_number;
+  double top1_agreement = not_a_number;           // fraction of samples, 0..1
+  double top1_agreement_decisive = not_a_number;  // over samples whose baseline top-2 margin > decisive_margin
+  int64_t decisive_samples = 0;
+  double decisive_margin = not_a_number;
+  int64_t nonfinite = 0;          // NaN/Inf values in the variant's outputs
+};
+
+struct variant_result {
+  std::string name;
+  std::string description;        // how it differs from the baseline
+  bool is_baseline = false;
+  status_kind status = status_kind::skipped;
+  std::string reason;             // for SKIPPED and FAIL
+  // what ran
+  std::string precision;          // "fp32", "amp-bf16", "amp-fp16"
+  std::string attention;          // "naive" | "sdpa"
+  std::string sdpa_backend;       // requested backend ("auto", "flash", ...), "" for naive
+  std::string sdpa_backend_used;  // what LibTorch chose for the first batch, "" for naive
+  std::string batching;           // e.g. "static bs=8 pad=max_length"
+  int64_t batches = 0;            // per pass
+  int64_t real_tokens = 0;        // per pass, non-padding
+  int64_t computed_tokens = 0;    // per pass, padding included
+  // measurements
+  summary throughput;             // samples/s per repetition
+  summary tokens_per_s;           // real tokens/s per repetition
+  speedup_summary speedup;
+  latency_summary latency_ms;
+  int64_t peak_memory_bytes = -1; // -1: not measured
+  std::string peak_memory_method;
+  double flops_per_pass = not_a_number;  // analytic, padded tokens included (README "FLOP count")
+  double achieved_gflops = not_a_number; // flops_per_pass × median passes/s / 1e9
+  double ceiling_share = not_a_number;   // achieved_gflops / measured matmul ceiling of its dtype
+  check_result check;
+};
+
+struct matmul_ceiling {
+  std::string dtype;              // "fp32", "bf16", "fp16"
+  int64_t size = 0;               // n of the n×n×n GEMM
+  double gflops = not_a_number;   // best of the timed runs
+};
+
+struct environment_info {
+  std::string harness_version;
+  std::string git_commit;
+  std::string torch_version;
+  std::string cuda_version;       // "" when LibTorch was built without CUDA
+  std::string device;             // resolved, e.g. "cpu", "cuda:0"
+  std::string device_name;        // CPU model or GPU name
+  std::string cpu_model;
+  int64_t threads = 0;
+  std::string hostname;
+  std::string date;               // ISO 8601 UTC, start of the run
+  std::string config_path;
+  std::string config_hash;        // sha256 of the canonical config JSON
+  std::vector<matmul_ceiling> ceilings;
+  nlohmann::ordered_json config;  // the config as given
+};
+
+struct model_info {
+  std::string preset;
+  int64_t layers = 0, hidden = 0, heads = 0, ffn = 0, vocab_size = 0, max_positions = 0, num_labels = 0;
+  int64_t parameters = 0;
+  std::string weight_checksum;    // identical for every variant: same seed, same weights
+  bool causal = false;
+};
+
+struct workload_info {
+  int64_t samples = 0;
+  int64_t max_length = 0;
+  std::string lengths;            // e.g. "lognormal(median=128, sigma=0.6) clipped to [16, 512]"
+  int64_t real_tokens = 0;
+  int64_t min_length = 0, max_length_seen = 0;
+  double mean_length = not_a_number;
+};
+
+struct run_result {
+  int schema_version = results_schema_version;
+  std::string name;
+  std::string baseline;
+  environment_info environment;
+  model_info model;
+  workload_info workload;
+  int64_t warmup = 0;
+  int64_t repetitions = 0;
+  std::vector<variant_result> variants;
+  bool all_passed() const;        // no variant FAIL (SKIPPED does not fail a run)
+};
+
+}  // namespace attnbench

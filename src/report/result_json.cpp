@@ -1,0 +1,326 @@
+#include "report/result_json.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace attnbench {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr int64_t memory_not_measured = -1;  // result.hpp's sentinel for peak_memory_bytes
+
+ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+
+ojson to_json(const summary& s) {
+  ojson samples = ojson::array();
+  for (double v : s.samples) samples.push_back(number(v));
+  return {{"n", s.n},
+          {"median", number(s.median)},
+          {"mean", number(s.mean)},
+          {"min", number(s.min)},
+          {"max", number(s.max)},
+          {"stddev", number(s.stddev)},
+          {"ci_low", number(s.ci_low)},
+          {"ci_high", number(s.ci_high)},
+          {"samples", samples}};
+}
+
+ojson to_json(const check_result& c) {
+  return {{"status", to_string(c.status)},
+          {"message", c.message},
+          {"tolerance", number(c.tolerance)},
+          {"max_abs", number(c.max_abs)},
+          {"rel_l2", number(c.rel_l2)},
+          {"cosine", number(c.cosine)},
+          {"top1_agreement", number(c.top1_agreement)},
+          {"top1_agreement_decisive", number(c.top1_agreement_decisive)},
+          {"decisive_samples", c.decisive_samples},
+          {"decisive_margin", number(c.decisive_margin)},
+          {"nonfinite", c.nonfinite}};
+}
+
+ojson to_json(const variant_result& v) {
+  return {{"name", v.name},
+          {"description", v.description},
+          {"is_baseline", v.is_baseline},
+          {"status", to_string(v.status)},
+          {"reason", v.reason},
+          {"precision", v.precision},
+          {"attention", v.attention},
+          {"sdpa_backend", v.sdpa_backend},
+          {"sdpa_backend_used", v.sdpa_backend_used},
+          {"batching", v.batching},
+          {"batches", v.batches},
+          {"real_tokens", v.real_tokens},
+          {"computed_tokens", v.computed_tokens},
+          {"throughput", to_json(v.throughput)},
+          {"tokens_per_s", to_json(v.tokens_per_s)},
+          {"speedup",
+           {{"median", number(v.speedup.median)},
+            {"ci_low", number(v.speedup.ci_low)},
+            {"ci_high", number(v.speedup.ci_high)}}},
+          {"latency_ms",
+           {{"p50", number(v.latency_ms.p50)},
+            {"p90", number(v.latency_ms.p90)},
+            {"p99", number(v.latency_ms.p99)}}},
+          {"peak_memory_bytes",
+           v.peak_memory_bytes == memory_not_measured ? ojson(nullptr) : ojson(v.peak_memory_bytes)},
+          {"peak_memory_method", v.peak_memory_method},
+          {"flops_per_pass", number(v.flops_per_pass)},
+          {"achieved_gflops", number(v.achieved_gflops)},
+          {"ceiling_share", number(v.ceiling_share)},
+          {"check", to_json(v.check)}};
+}
+
+ojson to_json(const environment_info& e) {
+  ojson ceilings = ojson::array();
+  for (const auto& c : e.ceilings)
+    ceilings.push_back({{"dtype", c.dtype}, {"size", c.size}, {"gflops", number(c.gflops)}});
+  return {{"harness_version", e.harness_version},
+          {"git_commit", e.git_commit},
+          {"torch_version", e.torch_version},
+          {"cuda_version", e.cuda_version},
+          {"device", e.device},
+          {"device_name", e.device_name},
+          {"cpu_model", e.cpu_model},
+          {"threads", e.threads},
+          {"hostname", e.hostname},
+          {"date", e.date},
+          {"config_path", e.config_path},
+          {"config_hash", e.config_hash},
+          {"ceilings", ceilings},
+          {"config", e.config}};
+}
+
+// Reads one JSON object, naming the full path of any field that is missing or mistyped.
+class reader {
+ public:
+  reader(const ojson& j, std::string path) : j_(j), path_(std::move(path)) {
+    if (!j_.is_object()) throw input_error(display_path(), "expected an object");
+  }
+
+  const ojson& at(const std::string& key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end()) throw input_error(path_of(key), "missing field");
+    return *it;
+  }
+  reader object(const std::string& key) const { return {at(key), path_of(key)}; }
+  const ojson& array(const std::string& key) const {
+    const ojson& v = at(key);
+    if (!v.is_array()) throw input_error(path_of(key), "expected an array");
+    return v;
+  }
+  double number(const std::string& key) const { return as_number(at(key), path_of(key)); }
+  int64_t integer(const std::string& key) const {
+    const ojson& v = at(key);
+    if (!v.is_number_integer()) throw input_error(path_of(key), "expected an integer");
+    return v.get<int64_t>();
+  }
+  std::string string(const std::string& key) const {
+    const ojson& v = at(key);
+    if (!v.is_string()) throw input_error(path_of(key), "expected a string");
+    return v.get<std::string>();
+  }
+  bool boolean(const std::string& key) const {
+    const ojson& v = at(key);
+    if (!v.is_boolean()) throw input_error(path_of(key), "expected true or false");
+    return v.get<bool>();
+  }
+  status_kind status(const std::string& key) const {
+    const std::string s = string(key);
+    for (auto k : {status_kind::pass, status_kind::fail, status_kind::skipped})
+      if (to_string(k) == s) return k;
+    throw input_error(path_of(key), fmt::format("unknown status '{}'; expected PASS, FAIL or SKIPPED", s));
+  }
+
+  static double as_number(const ojson& v, const std::string& path) {
+    if (v.is_null()) return not_a_number;
+    if (!v.is_number()) throw input_error(path, "expected a number or null");
+    return v.get<double>();
+  }
+  std::string path_of(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::string display_path() const { return path_.empty() ? "(top level)" : path_; }
+
+ private:
+  const ojson& j_;
+  std::string path_;
+};
+
+summary summary_from(const reader& r) {
+  summary s;
+  s.n = r.integer("n");
+  s.median = r.number("median");
+  s.mean = r.number("mean");
+  s.min = r.number("min");
+  s.max = r.number("max");
+  s.stddev = r.number("stddev");
+  s.ci_low = r.number("ci_low");
+  s.ci_high = r.number("ci_high");
+  const ojson& samples = r.array("samples");
+  for (size_t i = 0; i < samples.size(); ++i)
+    s.samples.push_back(reader::as_number(samples[i], fmt::format("{}[{}]", r.path_of("samples"), i)));
+  return s;
+}
+
+check_result check_from(const reader& r) {
+  check_result c;
+  c.status = r.status("status");
+  c.message = r.string("message");
+  c.tolerance = r.number("tolerance");
+  c.max_abs = r.number("max_abs");
+  c.rel_l2 = r.number("rel_l2");
+  c.cosine = r.number("cosine");
+  c.top1_agreement = r.number("top1_agreement");
+  c.top1_agreement_decisive = r.number("top1_agreement_decisive");
+  c.decisive_samples = r.integer("decisive_samples");
+  c.decisive_margin = r.number("decisive_margin");
+  c.nonfinite = r.integer("nonfinite");
+  return c;
+}
+
+variant_result variant_from(const reader& r) {
+  variant_result v;
+  v.name = r.string("name");
+  v.description = r.string("description");
+  v.is_baseline = r.boolean("is_baseline");
+  v.status = r.status("status");
+  v.reason = r.string("reason");
+  v.precision = r.string("precision");
+  v.attention = r.string("attention");
+  v.sdpa_backend = r.string("sdpa_backend");
+  v.sdpa_backend_used = r.string("sdpa_backend_used");
+  v.batching = r.string("batching");
+  v.batches = r.integer("batches");
+  v.real_tokens = r.integer("real_tokens");
+  v.computed_tokens = r.integer("computed_tokens");
+  v.throughput = summary_from(r.object("throughput"));
+  v.tokens_per_s = summary_from(r.object("tokens_per_s"));
+  const reader speedup = r.object("speedup");
+  v.speedup = {speedup.number("median"), speedup.number("ci_low"), speedup.number("ci_high")};
+  const reader latency = r.object("latency_ms");
+  v.latency_ms = {latency.number("p50"), latency.number("p90"), latency.number("p99")};
+  v.peak_memory_bytes =
+      r.at("peak_memory_bytes").is_null() ? memory_not_measured : r.integer("peak_memory_bytes");
+  v.peak_memory_method = r.string("peak_memory_method");
+  v.flops_per_pass = r.number("flops_per_pass");
+  v.achieved_gflops = r.number("achieved_gflops");
+  v.ceiling_share = r.number("ceiling_share");
+  v.check = check_from(r.object("check"));
+  return v;
+}
+
+environment_info environment_from(const reader& r) {
+  environment_info e;
+  e.harness_version = r.string("harness_version");
+  e.git_commit = r.string("git_commit");
+  e.torch_version = r.string("torch_version");
+  e.cuda_version = r.string("cuda_version");
+  e.device = r.string("device");
+  e.device_name = r.string("device_name");
+  e.cpu_model = r.string("cpu_model");
+  e.threads = r.integer("threads");
+  e.hostname = r.string("hostname");
+  e.date = r.string("date");
+  e.config_path = r.string("config_path");
+  e.config_hash = r.string("config_hash");
+  const ojson& ceilings = r.array("ceilings");
+  for (size_t i = 0; i < ceilings.size(); ++i) {
+    const reader c(ceilings[i], fmt::format("{}[{}]", r.path_of("ceilings"), i));
+    e.ceilings.push_back({c.string("dtype"), c.integer("size"), c.number("gflops")});
+  }
+  e.config = r.at("config");
+  return e;
+}
+
+model_info model_from(const reader& r) {
+  model_info m;
+  m.preset = r.string("preset");
+  m.layers = r.integer("layers");
+  m.hidden = r.integer("hidden");
+  m.heads = r.integer("heads");
+  m.ffn = r.integer("ffn");
+  m.vocab_size = r.integer("vocab_size");
+  m.max_positions = r.integer("max_positions");
+  m.num_labels = r.integer("num_labels");
+  m.parameters = r.integer("parameters");
+  m.weight_checksum = r.string("weight_checksum");
+  m.causal = r.boolean("causal");
+  return m;
+}
+
+workload_info workload_from(const reader& r) {
+  workload_info w;
+  w.samples = r.integer("samples");
+  w.max_length = r.integer("max_length");
+  w.lengths = r.string("lengths");
+  w.real_tokens = r.integer("real_tokens");
+  w.min_length = r.integer("min_length");
+  w.max_length_seen = r.integer("max_length_seen");
+  w.mean_length = r.number("mean_length");
+  return w;
+}
+
+}  // namespace
+
+ojson run_result_to_json(const run_result& r) {
+  const model_info& m = r.model;
+  const workload_info& w = r.workload;
+  ojson variants = ojson::array();
+  for (const auto& v : r.variants) variants.push_back(to_json(v));
+  return {{"schema_version", r.schema_version},
+          {"name", r.name},
+          {"baseline", r.baseline},
+          {"environment", to_json(r.environment)},
+          {"model",
+           {{"preset", m.preset},
+            {"layers", m.layers},
+            {"hidden", m.hidden},
+            {"heads", m.heads},
+            {"ffn", m.ffn},
+            {"vocab_size", m.vocab_size},
+            {"max_positions", m.max_positions},
+            {"num_labels", m.num_labels},
+            {"parameters", m.parameters},
+            {"weight_checksum", m.weight_checksum},
+            {"causal", m.causal}}},
+          {"workload",
+           {{"samples", w.samples},
+            {"max_length", w.max_length},
+            {"lengths", w.lengths},
+            {"real_tokens", w.real_tokens},
+            {"min_length", w.min_length},
+            {"max_length_seen", w.max_length_seen},
+            {"mean_length", number(w.mean_length)}}},
+          {"measure", {{"warmup", r.warmup}, {"repetitions", r.repetitions}}},
+          {"variants", variants}};
+}
+
+run_result run_result_from_json(const ojson& j) {
+  const reader top(j, "");
+  run_result r;
+  const int64_t version = top.integer("schema_version");
+  if (version != results_schema_version)
+    throw input_error("schema_version",
+                      fmt::format("results schema version {} is not supported (expected {})", version,
+                                  results_schema_version));
+  r.name = top.string("name");
+  r.baseline = top.string("baseline");
+  r.environment = environment_from(top.object("environment"));
+  r.model = model_from(top.object("model"));
+  r.workload = workload_from(top.object("workload"));
+  const reader measure = top.object("measure");
+  r.warmup = measure.integer("warmup");
+  r.repetitions = measure.integer("repetitions");
+  const ojson& variants = top.array("variants");
+  for (size_t i = 0; i < variants.size(); ++i)
+    r.variants.push_back(variant_from(reader(variants[i], fmt::format("variants[{}]", i))));
+  return r;
+}
+
+run_result run_result_from_json(const nlohmann::json& j) { return run_result_from_json(ojson(j)); }
+
+}  // namespace attnbench

@@ -1,0 +1,103 @@
+// A fixed run_result shared by the report tests: a baseline, a faster variant that passes,
+// and a variant that was skipped (all its measurements NaN). Its strings exercise CSV
+// quoting (commas, a double quote). Changing it changes the golden files.
+#pragma once
+
+#include <vector>
+
+#include "report/result.hpp"
+#include "stats/summary.hpp"
+
+namespace attnbench::testing {
+
+inline run_result sample_result() {
+  run_result r;
+  r.name = "cpu-small";
+  r.baseline = "fp32-naive";
+  r.warmup = 2;
+  r.repetitions = 5;
+
+  environment_info& e = r.environment;
+  e.harness_version = "0.1.0";
+  e.git_commit = "3f2a9c1";
+  e.torch_version = "2.11.0";
+  e.device = "cpu";
+  e.device_name = "AMD EPYC 7B13";
+  e.cpu_model = "AMD EPYC 7B13";
+  e.threads = 16;
+  e.hostname = "bench-01";
+  e.date = "2025-06-01T12:00:00Z";
+  e.config_path = "configs/cpu_small.json";
+  e.config_hash = "9b1f0c3e5a7d2468ace13579bdf02468ace13579bdf02468ace13579bdf02468";
+  e.ceilings = {{"fp32", 2048, 812.4}, {"bf16", 2048, 1310.7}};
+  // Keys deliberately not sorted: the config must come back in the order given.
+  e.config = nlohmann::ordered_json::parse(
+      R"({"name": "cpu-small", "baseline": "fp32-naive", "model": {"preset": "mini"},
+          "variants": [{"name": "fp32-naive"}, {"name": "bf16-sdpa", "precision": "amp-bf16"}]})");
+
+  r.model = {"mini", 4, 256, 4, 1024, 30522, 512, 2, 11170562, "c0ffee12", false};
+  r.workload = {256, 256, "lognormal(median=128, sigma=0.6) clipped to [16, 256]", 35112, 16, 256, 137.15625};
+
+  const double tokens_per_sample = 35112.0 / 256;
+  const double flops_per_pass = 2.62e11;
+  auto measured = [&](variant_result& v, const std::vector<double>& samples_per_s,
+                      const std::vector<double>& baseline, double ceiling_gflops) {
+    v.throughput = summarize(samples_per_s);
+    std::vector<double> tokens;
+    for (double s : samples_per_s) tokens.push_back(s * tokens_per_sample);
+    v.tokens_per_s = summarize(tokens);
+    v.speedup = speedup_of(samples_per_s, baseline);
+    v.batches = 32;
+    v.real_tokens = 35112;
+    v.computed_tokens = 48640;
+    v.flops_per_pass = flops_per_pass;
+    v.achieved_gflops = flops_per_pass * v.throughput.median / 256 / 1e9;
+    v.ceiling_share = v.achieved_gflops / ceiling_gflops;
+  };
+
+  const std::vector<double> baseline_samples = {41.20, 41.85, 40.97, 41.52, 41.33};
+  variant_result base;
+  base.name = "fp32-naive";
+  base.description = "fp32, attention written out as matmul + softmax + matmul";
+  base.is_baseline = true;
+  base.status = status_kind::pass;
+  base.precision = "fp32";
+  base.attention = "naive";
+  base.batching = "static bs=8, pad=longest";
+  measured(base, baseline_samples, baseline_samples, 812.4);
+  base.latency_ms = {193.4, 201.7, 215.2};
+  base.peak_memory_bytes = 412345344;
+  base.peak_memory_method = "process RSS high-water mark";
+  base.check = {status_kind::pass, "", 1e-5, 0.0, 0.0, 1.0, 1.0, 1.0, 250, 0.01, 0};
+
+  variant_result fast;
+  fast.name = "bf16-sdpa";
+  fast.description = "bf16 autocast and fused scaled_dot_product_attention";
+  fast.status = status_kind::pass;
+  fast.precision = "amp-bf16";
+  fast.attention = "sdpa";
+  fast.sdpa_backend = "auto";
+  fast.sdpa_backend_used = "flash";
+  fast.batching = "static bs=8, pad=longest";
+  measured(fast, {97.8, 99.1, 96.5, 98.7, 98.2}, baseline_samples, 1310.7);
+  fast.latency_ms = {81.2, 85.9, 92.4};
+  fast.peak_memory_bytes = 268959744;
+  fast.peak_memory_method = "process RSS high-water mark";
+  fast.check = {status_kind::pass, "", 2e-2, 0.0123, 3.42e-3, 0.99999, 0.99609375, 1.0, 250, 0.01, 0};
+
+  variant_result skipped;
+  skipped.name = "fp16-flash";
+  skipped.description = "fp16 autocast with the flash SDPA backend";
+  skipped.status = status_kind::skipped;
+  skipped.reason = R"(flash backend needs a CUDA device, this run is on "cpu")";
+  skipped.precision = "amp-fp16";
+  skipped.attention = "sdpa";
+  skipped.sdpa_backend = "flash";
+  skipped.batching = "static bs=8, pad=longest";
+  skipped.check.message = "not run";
+
+  r.variants = {base, fast, skipped};
+  return r;
+}
+
+}  // namespace attnbench::testing

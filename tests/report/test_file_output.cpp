@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/error.hpp"
+#include "report/file_output.hpp"
+#include "report/make_writers.hpp"
+#include "sample_result.hpp"
+
+using namespace attnbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A fresh directory removed at the end of the test.
+struct scratch_dir {
+  fs::path path = fs::temp_directory_path() / ("attnbench_report_test_" + std::to_string(::getpid()));
+  scratch_dir() { fs::remove_all(path); }
+  ~scratch_dir() { fs::remove_all(path); }
+  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), {})); }
+};
+
+}  // namespace
+
+TEST_CASE("write_file_atomic replaces and leaves no temp file", "[report]") {
+  scratch_dir dir;
+  fs::create_directories(dir.path);
+  const fs::path file = dir.path / "a.txt";
+  write_file_atomic(file, "first");
+  write_file_atomic(file, "second\n");
+  CHECK(read(file) == "second\n");
+  CHECK(dir.entries() == 1);
+  CHECK_THROWS_WITH(write_file_atomic(dir.path / "missing" / "b.txt", "x"),
+                    Catch::Contains("missing/b.txt") && Catch::Contains("No such file"));
+  CHECK(dir.entries() == 1);
+}
+
+TEST_CASE("write_reports refuses to overwrite without force", "[report]") {
+  scratch_dir dir;
+  const run_result r = testing::sample_result();
+  const auto writers = make_writers({"json", "csv", "md"});
+  const fs::path out = dir.path / "nested" / "out";
+
+  write_reports(r, writers, out, false);  // creates the directories
+  CHECK(dir.entries() == 1);
+  CHECK(read(out / "results.json").rfind("{\n  \"schema_version\": 1,", 0) == 0);
+  CHECK(fs::exists(out / "results.csv"));
+  CHECK(fs::exists(out / "report.md"));
+
+  // Only one target exists: still nothing may be written.
+  fs::remove(out / "results.json");
+  fs::remove(out / "report.md");
+  std::ofstream(out / "results.csv") << "keep me";
+  CHECK_THROWS_WITH(
+      write_reports(r, writers, out, false),
+      Catch::Contains("results.csv exists; pass --force to overwrite, or choose another --out"));
+  CHECK(read(out / "results.csv") == "keep me");
+  CHECK_FALSE(fs::exists(out / "results.json"));
+
+  write_reports(r, writers, out, true);
+  CHECK(read(out / "results.csv").rfind("name,status,", 0) == 0);
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
+    ++files;
+  }
+  CHECK(files == 3);
+}
+
+TEST_CASE("write_reports reports an unusable directory", "[report]") {
+  scratch_dir dir;
+  fs::create_directories(dir.path);
+  std::ofstream(dir.path / "file") << "x";
+  CHECK_THROWS_AS(write_reports(testing::sample_result(), make_writers({"json"}), dir.path / "file", true),
+                  input_error);
+}
