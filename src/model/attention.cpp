@@ -1,0 +1,108 @@
+#include "model/attention.hpp"
+
+#include <ATen/SDPBackend.h>
+#include <ATen/record_function.h>
+
+#include <cmath>
+#include <limits>
+
+#include "techniques/sdpa_backend_guard.hpp"
+
+namespace attnbench {
+
+attention_mask make_attention_mask(const torch::Tensor& padding_mask, bool causal, attention_kind kind) {
+  const int64_t seq = padding_mask.size(1);
+  // (B, S) → (B, 1, 1, S): a query may look at every real key.
+  torch::Tensor keep = padding_mask.to(torch::kBool).view({padding_mask.size(0), 1, 1, seq});
+  if (causal) {
+    auto tri = torch::ones({seq, seq}, padding_mask.options().dtype(torch::kBool)).tril();  // (S, S)
+    keep = keep & tri.view({1, 1, seq, seq});                                                // (B, 1, S, S)
+  }
+  attention_mask mask{keep, {}};
+  if (kind == attention_kind::naive) {
+    // -inf, not a large negative number: it stays exact in fp16/bf16 and softmax maps it to 0.
+    // Every query keeps at least key 0 ([CLS]), so no row is all -inf.
+    mask.additive = torch::zeros(keep.sizes(), padding_mask.options().dtype(torch::kFloat))
+                        .masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
+  }
+  return mask;
+}
+
+SelfAttentionImpl::SelfAttentionImpl(int64_t hidden, int64_t heads, double dropout)
+    : hidden_(hidden), heads_(heads), head_dim_(hidden / heads), dropout_(dropout) {
+  TORCH_CHECK(hidden % heads == 0, "hidden (", hidden, ") must be a multiple of heads (", heads, ")");
+  qkv_ = register_module("qkv", torch::nn::Linear(hidden, 3 * hidden));
+  out_proj_ = register_module("out_proj", torch::nn::Linear(hidden, hidden));
+  attn_dropout_ = register_module("attn_dropout", torch::nn::Dropout(dropout));
+}
+
+torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const attention_mask& mask,
+                                         const attention_settings& how) {
+  const int64_t batch = x.size(0);
+  const int64_t seq = x.size(1);
+  torch::Tensor q, k, v;
+  {
+    RECORD_USER_SCOPE("attention.qkv_proj");
+    auto qkv = qkv_(x)                                             // (B, S, 3H)
+                   .view({batch, seq, 3, heads_, head_dim_})       // (B, S, 3, h, d)
+                   .permute({2, 0, 3, 1, 4});                      // (3, B, h, S, d)
+    q = qkv[0];
+    k = qkv[1];
+    v = qkv[2];
+  }
+  torch::Tensor context = how.kind == attention_kind::naive ? naive_core(q, k, v, mask)
+                                                            : sdpa_core(q, k, v, mask, how);  // (B, h, S, d)
+  RECORD_USER_SCOPE("attention.out_proj");
+  context = context.transpose(1, 2).reshape({batch, seq, hidden_});  // (B, S, H)
+  return out_proj_(context);
+}
+
+torch::Tensor SelfAttentionImpl::naive_core(const torch::Tensor& q, const torch::Tensor& k,
+                                            const torch::Tensor& v, const attention_mask& mask) {
+  torch::Tensor scores;
+  {
+    RECORD_USER_SCOPE("attention.scores");
+    scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));  // (B, h, S, S)
+  }
+  {
+    RECORD_USER_SCOPE("attention.mask");
+    scores = scores + mask.additive.to(scores.scalar_type());
+  }
+  torch::Tensor probs;
+  {
+    RECORD_USER_SCOPE("attention.softmax");
+    // Softmax in the scores' dtype, as a plain implementation does; autocast promotes it to
+    // fp32 where its op list says so.
+    probs = torch::softmax(scores, -1);
+  }
+  {
+    RECORD_USER_SCOPE("attention.dropout");
+    probs = attn_dropout_(probs);
+  }
+  RECORD_USER_SCOPE("attention.context");
+  return torch::matmul(probs, v);  // (B, h, S, d)
+}
+
+torch::Tensor SelfAttentionImpl::sdpa_core(const torch::Tensor& q, const torch::Tensor& k,
+                                           const torch::Tensor& v, const attention_mask& mask,
+                                           const attention_settings& how) {
+  RECORD_USER_SCOPE("attention.sdpa");
+  const sdpa_backend_guard backend(how.backend, q.device());
+  const double p = is_training() ? dropout_ : 0.0;
+  return at::scaled_dot_product_attention(q, k, v, mask.keep, p, /*is_causal=*/false);  // (B, h, S, d)
+}
+
+std::string sdpa_backend_choice(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                const torch::Tensor& mask) {
+  const int64_t choice = at::_fused_sdp_choice(q, k, v, mask);
+  switch (static_cast<at::SDPBackend>(choice)) {
+    case at::SDPBackend::math: return "math";
+    case at::SDPBackend::flash_attention: return "flash";
+    case at::SDPBackend::efficient_attention: return "efficient";
+    case at::SDPBackend::cudnn_attention: return "cudnn";
+    case at::SDPBackend::overrideable: return "overrideable";
+    default: return "none";
+  }
+}
+
+}  // namespace attnbench

@@ -1,0 +1,58 @@
+// Multi-head self-attention with a fused QKV projection and two interchangeable cores:
+//   naive: explicit Q·Kᵀ, additive mask, softmax, dropout, ·V — materialises the (S, S) scores;
+//   sdpa:  at::scaled_dot_product_attention on the backend the caller selected.
+// Both read the same weights, so any variant can switch cores on the one shared model.
+#pragma once
+
+#include <torch/torch.h>
+
+#include "config/config.hpp"
+
+namespace attnbench {
+
+// How attention runs in a forward pass; set on the model per variant.
+struct attention_settings {
+  attention_kind kind = attention_kind::sdpa;
+  sdpa_backend backend = sdpa_backend::auto_select;
+  bool causal = false;
+};
+
+// The per-batch mask, built once per forward and shared by every layer.
+struct attention_mask {
+  torch::Tensor keep;      // (B, 1, 1|S, S) bool: true where a query may attend to a key
+  torch::Tensor additive;  // same shape, 0 where kept and -inf where masked (naive core only)
+};
+
+// Builds the mask from the (B, S) padding mask (nonzero = real token), adding the causal
+// triangle when asked. `dtype` is the dtype of the scores the additive mask is added to.
+attention_mask make_attention_mask(const torch::Tensor& padding_mask, bool causal, attention_kind kind);
+
+class SelfAttentionImpl : public torch::nn::Module {
+ public:
+  SelfAttentionImpl(int64_t hidden, int64_t heads, double dropout);
+
+  // x: (B, S, H) → (B, S, H)
+  torch::Tensor forward(const torch::Tensor& x, const attention_mask& mask, const attention_settings& how);
+
+ private:
+  torch::Tensor naive_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                           const attention_mask& mask);
+  torch::Tensor sdpa_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                          const attention_mask& mask, const attention_settings& how);
+
+  int64_t hidden_;
+  int64_t heads_;
+  int64_t head_dim_;
+  double dropout_;
+  torch::nn::Linear qkv_{nullptr};
+  torch::nn::Linear out_proj_{nullptr};
+  torch::nn::Dropout attn_dropout_{nullptr};
+};
+TORCH_MODULE(SelfAttention);
+
+// Which SDPA backend LibTorch would pick for these inputs under the current flags
+// ("flash", "efficient", "math", "cudnn", ...). Used to report what actually ran.
+std::string sdpa_backend_choice(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                const torch::Tensor& mask);
+
+}  // namespace attnbench

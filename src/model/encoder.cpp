@@ -1,0 +1,130 @@
+#include "model/encoder.hpp"
+
+#include <ATen/record_function.h>
+
+#include "common/hash.hpp"
+
+namespace attnbench {
+namespace {
+
+// BERT's initialiser range (initializer_range in Hugging Face's BertConfig).
+constexpr double init_std = 0.02;
+// BERT's dropout probabilities; only active in training mode (inference runs in eval mode).
+constexpr double hidden_dropout = 0.1;
+constexpr double attention_dropout = 0.1;
+
+torch::nn::LayerNormOptions norm_options(const model_config& cfg) {
+  return torch::nn::LayerNormOptions({cfg.hidden}).eps(cfg.layer_norm_eps);
+}
+
+}  // namespace
+
+EmbeddingsImpl::EmbeddingsImpl(const model_config& cfg) {
+  word_ = register_module("word", torch::nn::Embedding(cfg.vocab_size, cfg.hidden));
+  position_ = register_module("position", torch::nn::Embedding(cfg.max_positions, cfg.hidden));
+  token_type_ = register_module("token_type", torch::nn::Embedding(cfg.type_vocab_size, cfg.hidden));
+  norm_ = register_module("norm", torch::nn::LayerNorm(norm_options(cfg)));
+  dropout_ = register_module("dropout", torch::nn::Dropout(hidden_dropout));
+}
+
+torch::Tensor EmbeddingsImpl::forward(const torch::Tensor& input_ids) {
+  RECORD_USER_SCOPE("embeddings");
+  const int64_t seq = input_ids.size(1);
+  auto positions = torch::arange(seq, input_ids.options());  // (S)
+  // Every sample is one segment (token type 0): row 0 of the table, broadcast.
+  auto x = word_(input_ids) + position_(positions).unsqueeze(0) + token_type_->weight[0];  // (B, S, H)
+  return dropout_(norm_(x));
+}
+
+EncoderLayerImpl::EncoderLayerImpl(const model_config& cfg) {
+  attention_ = register_module("attention", SelfAttention(cfg.hidden, cfg.heads, attention_dropout));
+  attention_norm_ = register_module("attention_norm", torch::nn::LayerNorm(norm_options(cfg)));
+  ffn_in_ = register_module("ffn_in", torch::nn::Linear(cfg.hidden, cfg.ffn));
+  ffn_out_ = register_module("ffn_out", torch::nn::Linear(cfg.ffn, cfg.hidden));
+  ffn_norm_ = register_module("ffn_norm", torch::nn::LayerNorm(norm_options(cfg)));
+  dropout_ = register_module("dropout", torch::nn::Dropout(hidden_dropout));
+}
+
+torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const attention_mask& mask,
+                                        const attention_settings& how) {
+  auto attended = dropout_(attention_(x, mask, how));  // (B, S, H)
+  torch::Tensor h;
+  {
+    RECORD_USER_SCOPE("layernorm");
+    h = attention_norm_(x + attended);
+  }
+  torch::Tensor f;
+  {
+    RECORD_USER_SCOPE("ffn");
+    // Exact (erf) GELU, as BERT uses.
+    f = dropout_(ffn_out_(torch::gelu(ffn_in_(h))));  // (B, S, H)
+  }
+  RECORD_USER_SCOPE("layernorm");
+  return ffn_norm_(h + f);
+}
+
+EncoderClassifierImpl::EncoderClassifierImpl(const model_config& cfg) : cfg_(cfg) {
+  how_.kind = cfg.attention;
+  how_.backend = cfg.backend;
+  how_.causal = cfg.causal;
+  embeddings_ = register_module("embeddings", Embeddings(cfg));
+  layers_ = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < cfg.layers; ++i) layers_->push_back(EncoderLayer(cfg));
+  pooler_ = register_module("pooler", torch::nn::Linear(cfg.hidden, cfg.hidden));
+  classifier_ = register_module("classifier", torch::nn::Linear(cfg.hidden, cfg.num_labels));
+}
+
+torch::Tensor EncoderClassifierImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& padding_mask) {
+  TORCH_CHECK(input_ids.dim() == 2 && padding_mask.sizes() == input_ids.sizes(),
+              "input_ids and padding_mask must both be (B, S); got ", input_ids.sizes(), " and ",
+              padding_mask.sizes());
+  TORCH_CHECK(input_ids.size(1) <= cfg_.max_positions, "sequence length ", input_ids.size(1),
+              " exceeds the model's ", cfg_.max_positions, " positions");
+  const attention_mask mask = make_attention_mask(padding_mask, how_.causal, how_.kind);
+  auto x = embeddings_(input_ids);  // (B, S, H)
+  for (const auto& layer : *layers_) x = layer->as<EncoderLayer>()->forward(x, mask, how_);
+  torch::Tensor pooled;
+  {
+    RECORD_USER_SCOPE("pooler");
+    using torch::indexing::Slice;
+    pooled = torch::tanh(pooler_(x.index({Slice(), 0})));  // (B, H): the [CLS] token
+  }
+  RECORD_USER_SCOPE("classifier");
+  return classifier_(pooled).to(torch::kFloat);  // (B, num_labels)
+}
+
+void EncoderClassifierImpl::init_weights(uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  for (auto& item : named_parameters(/*recurse=*/true)) {
+    const std::string& name = item.key();
+    torch::Tensor& p = item.value();
+    // Draw on the CPU with our own generator, then copy: the same numbers on every device.
+    torch::Tensor values;
+    if (name.find("norm.weight") != std::string::npos) {
+      values = torch::ones(p.sizes());
+    } else if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0) {
+      values = torch::zeros(p.sizes());
+    } else {
+      values = at::normal(0.0, init_std, p.sizes(), gen);
+    }
+    p.copy_(values);
+  }
+}
+
+int64_t parameter_count(torch::nn::Module& module) {
+  int64_t n = 0;
+  for (const auto& p : module.parameters()) n += p.numel();
+  return n;
+}
+
+std::string weight_checksum(torch::nn::Module& module) {
+  fnv1a64 h;
+  for (const auto& p : module.parameters()) {
+    auto cpu = p.detach().to(torch::kCPU, torch::kFloat).contiguous();
+    h.update(cpu.data_ptr(), static_cast<std::size_t>(cpu.numel()) * sizeof(float));
+  }
+  return h.hex();
+}
+
+}  // namespace attnbench

@@ -1,0 +1,80 @@
+// A BERT-style encoder for sequence classification, in torch::nn:
+//   embeddings (token + position + token type, LayerNorm) → N × EncoderLayer → tanh pooler on
+//   the first token → linear classifier.
+// Weights come from a seed (init_weights), so every variant of a run sees identical weights.
+#pragma once
+
+#include <string>
+
+#include <torch/torch.h>
+
+#include "config/config.hpp"
+#include "model/attention.hpp"
+
+namespace attnbench {
+
+class EmbeddingsImpl : public torch::nn::Module {
+ public:
+  explicit EmbeddingsImpl(const model_config& cfg);
+  // input_ids: (B, S) int64 → (B, S, H)
+  torch::Tensor forward(const torch::Tensor& input_ids);
+
+ private:
+  torch::nn::Embedding word_{nullptr};
+  torch::nn::Embedding position_{nullptr};
+  torch::nn::Embedding token_type_{nullptr};
+  torch::nn::LayerNorm norm_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(Embeddings);
+
+// Post-LayerNorm layer as in BERT: x = LN(x + Attn(x)); x = LN(x + FFN(x)).
+class EncoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit EncoderLayerImpl(const model_config& cfg);
+  // x: (B, S, H) → (B, S, H)
+  torch::Tensor forward(const torch::Tensor& x, const attention_mask& mask, const attention_settings& how);
+
+ private:
+  SelfAttention attention_{nullptr};
+  torch::nn::LayerNorm attention_norm_{nullptr};
+  torch::nn::Linear ffn_in_{nullptr};
+  torch::nn::Linear ffn_out_{nullptr};
+  torch::nn::LayerNorm ffn_norm_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(EncoderLayer);
+
+class EncoderClassifierImpl : public torch::nn::Module {
+ public:
+  explicit EncoderClassifierImpl(const model_config& cfg);
+
+  // input_ids, padding_mask: (B, S); padding_mask nonzero marks real tokens.
+  // Returns logits (B, num_labels) in float32 whatever the compute precision.
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& padding_mask);
+
+  void set_attention(const attention_settings& how) { how_ = how; }
+  const attention_settings& attention() const { return how_; }
+  const model_config& config() const { return cfg_; }
+
+  // Deterministic BERT-style initialisation from `seed`: weights ~ N(0, 0.02), biases 0,
+  // LayerNorm weight 1. Independent of the global RNG and of the device.
+  void init_weights(uint64_t seed);
+
+ private:
+  model_config cfg_;
+  attention_settings how_;
+  Embeddings embeddings_{nullptr};
+  torch::nn::ModuleList layers_{nullptr};
+  torch::nn::Linear pooler_{nullptr};
+  torch::nn::Linear classifier_{nullptr};
+};
+TORCH_MODULE(EncoderClassifier);
+
+int64_t parameter_count(torch::nn::Module& module);
+
+// Fingerprint of every parameter's bytes in registration order (fp32, on the CPU): equal across
+// variants and runs exactly when the weights are.
+std::string weight_checksum(torch::nn::Module& module);
+
+}  // namespace attnbench

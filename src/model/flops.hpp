@@ -1,0 +1,20 @@
+// Analytic FLOP count of one forward pass, the yardstick for "achieved GFLOP/s".
+//
+// Counts the matrix multiplications only (2 FLOPs per multiply-add); embeddings, LayerNorm,
+// softmax, GELU and the mask are O(S·H) and left out. For one sequence of padded length S with
+// hidden H, feed-forward F, L layers and C labels:
+//   per layer: QKV 2·S·H·3H + scores 2·S²·H + context 2·S²·H + out-proj 2·S·H² + FFN 2·2·S·H·F
+//   per sequence: pooler 2·H² + classifier 2·H·C
+// Padding tokens are computed, so they count: this is the work the hardware did, not the useful
+// work. Causal attention is counted in full too (the naive core computes the whole S×S matrix).
+#pragma once
+
+#include <cstdint>
+
+#include "config/config.hpp"
+
+namespace attnbench {
+
+double forward_flops(const model_config& m, int64_t batch, int64_t padded_length);
+
+}  // namespace attnbench

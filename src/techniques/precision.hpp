@@ -1,0 +1,33 @@
+// Automatic mixed precision (the article's "AMP" row) as a scope: inside it, LibTorch's autocast
+// runs matmuls, linears and attention in bf16 or fp16 while weights stay fp32.
+//
+// LibTorch ships no RAII guard for autocast, so this is one. Autocast state is per thread: a
+// worker thread or the autograd engine's thread must open its own scope.
+#pragma once
+
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+
+#include "config/config.hpp"
+
+namespace attnbench {
+
+// The compute dtype a precision runs matmuls in (kFloat for fp32).
+c10::ScalarType compute_dtype(precision_kind p);
+
+class autocast_scope {
+ public:
+  // fp32 leaves autocast untouched (a no-op scope), so every variant runs through the same code.
+  autocast_scope(precision_kind precision, c10::DeviceType device);
+  ~autocast_scope();
+  autocast_scope(const autocast_scope&) = delete;
+  autocast_scope& operator=(const autocast_scope&) = delete;
+
+ private:
+  bool active_ = false;
+  c10::DeviceType device_;
+  bool prev_enabled_ = false;
+  c10::ScalarType prev_dtype_ = c10::ScalarType::Undefined;
+};
+
+}  // namespace attnbench

@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include <torch/torch.h>
+
+#include "model/encoder.hpp"
+#include "techniques/precision.hpp"
+#include "test_support.hpp"
+
+using namespace attnbench;
+
+namespace {
+
+// A batch of one sentence of `len` real tokens padded to `padded`.
+std::pair<torch::Tensor, torch::Tensor> sentence(int64_t len, int64_t padded, int64_t seed = 3) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto ids = torch::zeros({1, padded}, torch::kLong);
+  ids.index_put_({0, torch::indexing::Slice(0, len)}, at::randint(1000, 30000, {len}, gen, torch::kLong));
+  auto mask = torch::zeros({1, padded}, torch::kBool);
+  mask.index_put_({0, torch::indexing::Slice(0, len)}, true);
+  return {ids, mask};
+}
+
+EncoderClassifier make_model(attention_kind kind, bool causal = false) {
+  auto cfg = testing::tiny_model(causal);
+  cfg.attention = kind;
+  EncoderClassifier m(cfg);
+  m->init_weights(cfg.seed);
+  m->eval();
+  return m;
+}
+
+double rel_l2(const torch::Tensor& a, const torch::Tensor& b) {
+  return ((a.to(torch::kDouble) - b.to(torch::kDouble)).norm() / b.to(torch::kDouble).norm()).item<double>();
+}
+
+}  // namespace
+
+TEST_CASE("padding never changes a real token's result", "[model]") {
+  torch::InferenceMode guard;
+  for (auto kind : {attention_kind::naive, attention_kind::sdpa}) {
+    for (bool causal : {false, true}) {
+      auto model = make_model(kind, causal);
+      auto [ids16, mask16] = sentence(12, 16);
+      auto [ids512, mask512] = sentence(12, 512);
+      REQUIRE(torch::equal(ids16, ids512.narrow(1, 0, 16)));
+      auto a = model->forward(ids16, mask16);
+      auto b = model->forward(ids512, mask512);
+      INFO("attention " << to_string(kind) << " causal " << causal);
+      CHECK(rel_l2(b, a) < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("naive and sdpa attention agree in fp32", "[model]") {
+  torch::InferenceMode guard;
+  auto model = make_model(attention_kind::naive);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  auto ids = at::randint(1000, 30000, {4, 64}, gen, torch::kLong);
+  auto mask = torch::ones({4, 64}, torch::kBool);
+  mask.index_put_({1, torch::indexing::Slice(40, 64)}, false);  // ragged lengths
+  mask.index_put_({3, torch::indexing::Slice(7, 64)}, false);
+  for (bool causal : {false, true}) {
+    model->set_attention({attention_kind::naive, sdpa_backend::auto_select, causal});
+    auto naive = model->forward(ids, mask);
+    for (auto backend : {sdpa_backend::auto_select, sdpa_backend::math, sdpa_backend::flash}) {
+      model->set_attention({attention_kind::sdpa, backend, causal});
+      auto sdpa = model->forward(ids, mask);
+      INFO("backend " << to_string(backend) << " causal " << causal);
+      CHECK(rel_l2(sdpa, naive) <= 1e-5);
+    }
+  }
+}
+
+TEST_CASE("AMP bf16 stays within its tolerance of fp32", "[model]") {
+  torch::InferenceMode guard;
+  auto model = make_model(attention_kind::sdpa);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(9);
+  auto ids = at::randint(1000, 30000, {4, 32}, gen, torch::kLong);
+  auto mask = torch::ones({4, 32}, torch::kBool);
+  auto ref = model->forward(ids, mask);
+  torch::Tensor amp;
+  {
+    const autocast_scope scope(precision_kind::amp_bf16, torch::kCPU);
+    amp = model->forward(ids, mask);
+    CHECK(at::autocast::is_autocast_enabled(torch::kCPU));
+  }
+  CHECK_FALSE(at::autocast::is_autocast_enabled(torch::kCPU));  // the scope restored the state
+  CHECK(amp.scalar_type() == torch::kFloat);
+  const double err = rel_l2(amp, ref);
+  CHECK(err > 0);     // it really ran in lower precision
+  CHECK(err < 5e-2);  // the default amp-bf16 tolerance
+}
+
+TEST_CASE("weights depend on the seed only", "[model]") {
+  auto a = make_model(attention_kind::naive);
+  auto b = make_model(attention_kind::sdpa);
+  CHECK(weight_checksum(*a) == weight_checksum(*b));
+  auto cfg = testing::tiny_model();
+  cfg.seed = 43;
+  EncoderClassifier c(cfg);
+  c->init_weights(cfg.seed);
+  CHECK(weight_checksum(*c) != weight_checksum(*a));
+  // bert-tiny: embeddings 30522·128 + 512·128 + 2·128 + LN 256; per layer 4·128² + 4·128 + 2·128·512 + 512 + 128 + 2·256;
+  // pooler 128² + 128; classifier 128·3 + 3.
+  const int64_t layer = 128 * 384 + 384 + 128 * 128 + 128 + 256 + 128 * 512 + 512 + 512 * 128 + 128 + 256;
+  const int64_t expected = 30522 * 128 + 512 * 128 + 2 * 128 + 256 + 2 * layer + 128 * 128 + 128 + 128 * 3 + 3;
+  CHECK(parameter_count(*a) == expected);
+}
