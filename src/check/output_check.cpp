@@ -1,0 +1,56 @@
+#include "check/output_check.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace attnbench {
+
+check_result compare_outputs(const torch::Tensor& out_in, const torch::Tensor& ref_in, double tolerance) {
+  check_result r;
+  r.tolerance = tolerance;
+  if (out_in.sizes() != ref_in.sizes()) {
+    r.status = status_kind::fail;
+    r.message = fmt::format("output shape {} differs from the baseline's {}", fmt::join(out_in.sizes(), "x"),
+                            fmt::join(ref_in.sizes(), "x"));
+    return r;
+  }
+  // Compare in float64 on the CPU: the check must not add rounding of its own.
+  const auto out = out_in.detach().to(torch::kCPU, torch::kDouble);
+  const auto ref = ref_in.detach().to(torch::kCPU, torch::kDouble);
+  r.nonfinite = out.numel() - torch::isfinite(out).sum().item<int64_t>();
+  const auto diff = out - ref;
+  r.max_abs = diff.abs().max().item<double>();
+  const double ref_norm = ref.norm().item<double>();
+  r.rel_l2 = ref_norm > 0 ? diff.norm().item<double>() / ref_norm : diff.norm().item<double>();
+  const double denom = out.norm().item<double>() * ref_norm;
+  r.cosine = denom > 0 ? (out * ref).sum().item<double>() / denom : (out.equal(ref) ? 1.0 : 0.0);
+
+  const int64_t n = ref.size(0);
+  const auto agree = out.argmax(1).eq(ref.argmax(1));  // (N)
+  r.top1_agreement = agree.to(torch::kDouble).mean().item<double>();
+  r.decisive_margin = tolerance * ref.abs().max().item<double>();
+  torch::Tensor decisive;
+  if (ref.size(1) >= 2) {
+    auto top2 = std::get<0>(ref.topk(2, 1));               // (N, 2)
+    decisive = (top2.select(1, 0) - top2.select(1, 1)).gt(r.decisive_margin);  // (N)
+  } else {
+    decisive = torch::ones({n}, torch::kBool);
+  }
+  r.decisive_samples = decisive.sum().item<int64_t>();
+  r.top1_agreement_decisive =
+      r.decisive_samples > 0 ? agree.masked_select(decisive).to(torch::kDouble).mean().item<double>() : 1.0;
+
+  std::vector<std::string> why;
+  if (r.nonfinite > 0) why.push_back(fmt::format("{} NaN/Inf values", r.nonfinite));
+  if (!(r.rel_l2 <= tolerance)) why.push_back(fmt::format("relative L2 error {:.3g} > tolerance {:.3g}", r.rel_l2, tolerance));
+  if (r.top1_agreement_decisive < 1.0) {
+    why.push_back(fmt::format("top-1 differs on {} of {} decisive samples",
+                              std::llround((1.0 - r.top1_agreement_decisive) * static_cast<double>(r.decisive_samples)),
+                              r.decisive_samples));
+  }
+  r.status = why.empty() ? status_kind::pass : status_kind::fail;
+  r.message = fmt::format("{}", fmt::join(why, "; "));
+  return r;
+}
+
+}  // namespace attnbench

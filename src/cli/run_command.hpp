@@ -1,0 +1,23 @@
+// `attnbench run CONFIG`: validate, run every variant, check outputs, write the reports.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace attnbench {
+
+struct run_command_options {
+  std::string config_path;
+  std::string out;          // overrides output.dir
+  bool force = false;       // overwrite an earlier run's files
+  bool save_outputs = false;
+  bool quiet = false;
+  bool verbose = false;
+  std::string perturb;      // test-only hook, hidden from --help
+};
+
+void setup_run(CLI::App& app, run_command_options& opts);
+int run_run(const run_command_options& opts);  // exit code
+
+}  // namespace attnbench

@@ -1,0 +1,25 @@
+#include "cli/validate_command.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "config/config_parser.hpp"
+#include "runner/device.hpp"
+
+namespace attnbench {
+
+void setup_validate(CLI::App& app, validate_command_options& opts) {
+  auto* cmd = app.add_subcommand("validate", "Check a config and report every problem; runs nothing");
+  cmd->add_option("config", opts.config_path, "Experiment config (JSON)")->required();
+}
+
+int run_validate(const validate_command_options& opts) {
+  const config cfg = load_config(opts.config_path, detect_device_caps());  // throws input_error
+  std::size_t runnable = 0;
+  for (const auto& v : cfg.variants) runnable += v.pending ? 0 : 1;
+  fmt::print("{}: OK ({} variants, {} runnable, baseline \"{}\")\n", opts.config_path, cfg.variants.size(), runnable,
+             cfg.baseline);
+  return exit_ok;
+}
+
+}  // namespace attnbench

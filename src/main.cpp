@@ -1,0 +1,45 @@
+// attnbench's entry point: wires the subcommands and maps exceptions to the documented exit
+// codes (README "Exit status"). Nothing else happens here.
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include "cli/run_command.hpp"
+#include "cli/validate_command.hpp"
+#include "common/build_info.hpp"
+#include "common/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace attnbench;
+  CLI::App app{"attnbench: measured, output-checked speedups of transformer inference optimisations"};
+  app.set_version_flag("--version", std::string("attnbench ") + harness_version() + " (" + harness_git_commit() + ")");
+  app.require_subcommand(1);
+  run_command_options run_opts;
+  validate_command_options validate_opts;
+  setup_run(app, run_opts);
+  setup_validate(app, validate_opts);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return exit_bad_input;
+  }
+  try {
+    if (app.got_subcommand("run")) return run_run(run_opts);
+    if (app.got_subcommand("validate")) return run_validate(validate_opts);
+  } catch (const input_error& e) {
+    for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
+    return exit_bad_input;
+  } catch (const c10::Error& e) {
+    fmt::print(stderr, "error (LibTorch): {}\n", e.what_without_backtrace());
+    return exit_internal;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_internal;
+  }
+  return exit_bad_input;
+}

@@ -1,0 +1,65 @@
+#include "runner/device.hpp"
+
+#include <fstream>
+
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace attnbench {
+
+device_caps detect_device_caps() {
+  device_caps caps;
+  caps.cuda_devices = static_cast<int>(torch::cuda::device_count());
+  caps.cpu_amp_fp16 = true;  // CPU autocast has accepted float16 since LibTorch 2.4
+  return caps;
+}
+
+torch::Device resolve_device(const std::string& spec) {
+  if (spec == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  torch::Device d(spec);
+  if (d.is_cuda() && !d.has_index()) d.set_index(0);
+  return d;
+}
+
+void synchronize(torch::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+std::string device_name(torch::Device device) {
+#ifdef ATTNBENCH_WITH_CUDA
+  if (device.is_cuda()) return at::cuda::getDeviceProperties(device.index())->name;
+#endif
+  if (device.is_cuda()) return "CUDA device";
+  return cpu_model_name();
+}
+
+std::string torch_version() { return TORCH_VERSION; }
+
+std::string cuda_version() {
+#ifdef ATTNBENCH_WITH_CUDA
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) == cudaSuccess) return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  return "unknown";
+#else
+  return "";
+#endif
+}
+
+}  // namespace attnbench

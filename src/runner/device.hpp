@@ -1,0 +1,25 @@
+// The device a run uses, and the device-specific parts of timing it.
+#pragma once
+
+#include <string>
+
+#include <torch/torch.h>
+
+#include "config/config.hpp"
+
+namespace attnbench {
+
+device_caps detect_device_caps();
+
+// "auto" → "cuda" when a GPU is visible, else "cpu". The config parser has checked the rest.
+torch::Device resolve_device(const std::string& spec);
+
+// Blocks until queued work on `device` is done (no-op on CPU): call before reading a host clock.
+void synchronize(torch::Device device);
+
+std::string device_name(torch::Device device);  // GPU name, or the CPU model
+std::string cpu_model_name();                   // from /proc/cpuinfo, "unknown" elsewhere
+std::string torch_version();
+std::string cuda_version();                     // "" when LibTorch has no CUDA
+
+}  // namespace attnbench

@@ -1,0 +1,27 @@
+#include "runner/executor_base.hpp"
+
+#include "techniques/precision.hpp"
+
+namespace attnbench {
+
+plain_executor::plain_executor(EncoderClassifier model, torch::Device device, const variant_config& variant,
+                               bool causal)
+    : model_(std::move(model)),
+      device_(device),
+      precision_(variant.precision),
+      how_{variant.attention, variant.backend, causal} {}
+
+torch::Tensor plain_executor::do_forward(const batch& b) {
+  // Variants share the one model, so its attention settings are set per call, not per model.
+  model_->set_attention(how_);
+  const autocast_scope amp(precision_, device_.type());
+  return model_->forward(b.input_ids, b.padding_mask);
+}
+
+std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,
+                                             const variant_config& variant, bool causal) {
+  // Technique executors (offload, parallel, ...) are chosen here from variant.techniques.
+  return std::make_unique<plain_executor>(std::move(model), device, variant, causal);
+}
+
+}  // namespace attnbench

@@ -1,0 +1,75 @@
+#include "runner/memory_tracker.hpp"
+
+#include <algorithm>
+
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+namespace attnbench {
+namespace {
+
+class cpu_allocation_hook : public c10::MemoryReportingInfoBase {
+ public:
+  void reportMemoryUsage(void* /*ptr*/, int64_t alloc_size, size_t /*total_allocated*/, size_t /*total_reserved*/,
+                         c10::Device device) override {
+    if (!device.is_cpu()) return;
+    current_ += alloc_size;  // negative on free
+    peak_ = std::max(peak_, current_);
+  }
+  bool memoryProfilingEnabled() const override { return true; }
+  int64_t peak() const { return peak_; }
+
+ private:
+  int64_t current_ = 0;
+  int64_t peak_ = 0;
+};
+
+}  // namespace
+
+struct peak_memory_scope::impl {
+  torch::Device device;
+  std::shared_ptr<cpu_allocation_hook> hook;
+  std::unique_ptr<c10::DebugInfoGuard> guard;
+  int64_t cuda_start = 0;
+};
+
+peak_memory_scope::peak_memory_scope(torch::Device device) : impl_(new impl{device, nullptr, nullptr, 0}) {
+  if (device.is_cpu()) {
+    impl_->hook = std::make_shared<cpu_allocation_hook>();
+    impl_->guard = std::make_unique<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, impl_->hook);
+  }
+#ifdef ATTNBENCH_WITH_CUDA
+  if (device.is_cuda()) {
+    using namespace c10::cuda::CUDACachingAllocator;
+    const auto idx = device.index();
+    resetPeakStats(idx);
+    impl_->cuda_start = getDeviceStats(idx).allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current;
+  }
+#endif
+}
+
+peak_memory_scope::~peak_memory_scope() = default;
+
+int64_t peak_memory_scope::peak_bytes() const {
+  if (impl_->hook) return impl_->hook->peak();
+#ifdef ATTNBENCH_WITH_CUDA
+  if (impl_->device.is_cuda()) {
+    using namespace c10::cuda::CUDACachingAllocator;
+    const auto stats = getDeviceStats(impl_->device.index());
+    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak - impl_->cuda_start;
+  }
+#endif
+  return -1;
+}
+
+std::string peak_memory_scope::method() const {
+  if (impl_->device.is_cpu()) return "cpu-allocator-hook";
+  if (impl_->device.is_cuda()) return "cuda-caching-allocator-peak";
+  return "none";
+}
+
+}  // namespace attnbench

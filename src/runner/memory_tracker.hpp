@@ -1,0 +1,36 @@
+// Peak memory of one pass of one variant.
+//
+// CUDA: the caching allocator's peak allocated bytes (reset at the start of the scope), minus
+//       what was allocated when the scope opened — the pass's own working memory.
+// CPU:  LibTorch keeps no CPU allocator statistics, so this scope installs an allocator hook:
+//       a c10::MemoryReportingInfoBase that LibTorch's CPU allocator calls on every allocation
+//       and free made on this thread. The running sum of those sizes, started at 0, peaks at
+//       the pass's working memory (activations, masks, outputs); weights allocated before the
+//       scope are not counted. Allocations made inside intra-op worker threads (some oneDNN
+//       scratch buffers) are not seen, so this is a lower bound of the true working set.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <torch/torch.h>
+
+namespace attnbench {
+
+class peak_memory_scope {
+ public:
+  explicit peak_memory_scope(torch::Device device);
+  ~peak_memory_scope();
+  peak_memory_scope(const peak_memory_scope&) = delete;
+  peak_memory_scope& operator=(const peak_memory_scope&) = delete;
+
+  int64_t peak_bytes() const;  // so far, relative to the scope's start
+  std::string method() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace attnbench

@@ -1,0 +1,350 @@
+#include "runner/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include "check/output_check.hpp"
+#include "common/build_info.hpp"
+#include "common/hash.hpp"
+#include "model/encoder.hpp"
+#include "model/flops.hpp"
+#include "runner/device.hpp"
+#include "runner/executor_base.hpp"
+#include "runner/matmul_ceiling.hpp"
+#include "runner/memory_tracker.hpp"
+#include "stats/summary.hpp"
+#include "techniques/precision.hpp"
+#include "techniques/sdpa_backend_guard.hpp"
+#include "workload/batching_base.hpp"
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace attnbench {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Repeats of the matmul-ceiling GEMM; the best one counts.
+constexpr int ceiling_repeats = 5;
+// Noise added by the test-only perturbation hook, relative to the outputs' scale: far outside
+// every precision's tolerance.
+constexpr double perturb_scale = 0.5;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// One timed pass: its wall time and each batch's latency.
+struct pass_timing {
+  double seconds = 0;
+  std::vector<double> batch_ms;
+};
+
+// Everything one variant needs to run, prepared before anything is timed.
+struct prepared_variant {
+  const variant_config* cfg = nullptr;
+  variant_result result;
+  std::unique_ptr<executor_base> executor;
+  std::vector<batch> batches;
+  torch::Tensor outputs;          // (N, C) from the untimed check pass
+  std::vector<double> pass_s;     // timed passes
+  std::vector<double> batch_ms;   // every timed batch
+  bool runnable = false;
+};
+
+// Times one pass over every batch. On CUDA, per-batch latency comes from events on the current
+// stream and the pass from a host clock between two synchronisations; on the CPU the host clock
+// is the truth.
+pass_timing time_pass(prepared_variant& v, torch::Device device) {
+  pass_timing t;
+  t.batch_ms.reserve(v.batches.size());
+  synchronize(device);
+#ifdef ATTNBENCH_WITH_CUDA
+  if (device.is_cuda()) {
+    std::vector<at::cuda::CUDAEvent> marks;
+    marks.reserve(v.batches.size() + 1);
+    const auto stream = c10::cuda::getCurrentCUDAStream(device.index());
+    const auto t0 = clock_type::now();
+    marks.emplace_back(cudaEventDefault);
+    marks.back().record(stream);
+    for (const auto& b : v.batches) {
+      v.executor->forward(b);
+      marks.emplace_back(cudaEventDefault);
+      marks.back().record(stream);
+    }
+    synchronize(device);
+    t.seconds = seconds_since(t0);
+    for (std::size_t i = 1; i < marks.size(); ++i) t.batch_ms.push_back(marks[i - 1].elapsed_time(marks[i]));
+    return t;
+  }
+#endif
+  const auto t0 = clock_type::now();
+  for (const auto& b : v.batches) {
+    const auto tb = clock_type::now();
+    v.executor->forward(b);
+    t.batch_ms.push_back(seconds_since(tb) * 1e3);
+  }
+  t.seconds = seconds_since(t0);
+  return t;
+}
+
+// The untimed check pass: outputs in sample order, peak memory, the SDPA backend chosen.
+void check_pass(prepared_variant& v, torch::Device device, int64_t samples, int64_t labels) {
+  v.outputs = torch::empty({samples, labels}, torch::kFloat);
+  const peak_memory_scope memory(device);
+  for (const auto& b : v.batches) {
+    auto logits = v.executor->forward(b).to(torch::kCPU);  // (B, C)
+    auto index = torch::tensor(b.sample_index, torch::kLong);
+    v.outputs.index_copy_(0, index, logits);
+  }
+  synchronize(device);
+  v.result.peak_memory_bytes = memory.peak_bytes();
+  v.result.peak_memory_method = memory.method();
+}
+
+std::string describe_variant(const variant_config& v, const variant_config& base, const std::string& batching,
+                             const std::string& base_batching) {
+  if (!v.description.empty()) return v.description;
+  if (&v == &base) return "the baseline";
+  std::vector<std::string> diffs;
+  if (v.precision != base.precision)
+    diffs.push_back(fmt::format("precision {} instead of {}", to_string(v.precision), to_string(base.precision)));
+  if (v.attention != base.attention || v.backend != base.backend) {
+    const auto name = [](const variant_config& x) {
+      return x.attention == attention_kind::naive ? std::string("naive") : "sdpa(" + to_string(x.backend) + ")";
+    };
+    diffs.push_back(fmt::format("attention {} instead of {}", name(v), name(base)));
+  }
+  if (batching != base_batching) diffs.push_back(fmt::format("batching {} instead of {}", batching, base_batching));
+  return diffs.empty() ? "same settings as the baseline" : fmt::format("{}", fmt::join(diffs, "; "));
+}
+
+std::string utc_now_iso() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : "unknown";
+}
+
+environment_info describe_environment(const config& cfg, torch::Device device, const run_options& options) {
+  environment_info env;
+  env.harness_version = harness_version();
+  env.git_commit = harness_git_commit();
+  env.torch_version = torch_version();
+  env.cuda_version = cuda_version();
+  env.device = device.str();
+  env.device_name = device_name(device);
+  env.cpu_model = cpu_model_name();
+  env.threads = at::get_num_threads();
+  env.hostname = host_name();
+  env.date = utc_now_iso();
+  env.config_path = cfg.source_path;
+  fnv1a64 h;
+  h.update(nlohmann::json(cfg.raw).dump());  // nlohmann::json sorts keys: key order does not change the hash
+  env.config_hash = "fnv1a64:" + h.hex();
+  env.config = cfg.raw;
+  if (options.measure_ceilings) {
+    const int64_t n = default_ceiling_size(device);
+    env.ceilings.push_back(measure_matmul_ceiling(device, torch::kFloat, n, ceiling_repeats));
+    for (auto p : {precision_kind::amp_bf16, precision_kind::amp_fp16}) {
+      const bool used = std::any_of(cfg.variants.begin(), cfg.variants.end(),
+                                    [&](const variant_config& v) { return !v.pending && v.precision == p; });
+      if (used) env.ceilings.push_back(measure_matmul_ceiling(device, compute_dtype(p), n, ceiling_repeats));
+    }
+  }
+  return env;
+}
+
+double ceiling_for(const environment_info& env, precision_kind p) {
+  const std::string want = p == precision_kind::amp_bf16 ? "bf16" : p == precision_kind::amp_fp16 ? "fp16" : "fp32";
+  for (const auto& c : env.ceilings)
+    if (c.dtype == want) return c.gflops;
+  return not_a_number;
+}
+
+// The SDPA backend LibTorch picks for this variant's first batch: the inputs' shapes and dtype
+// as the model would pass them, under the variant's backend flags.
+std::string sdpa_backend_in_use(const EncoderClassifier& model, const batch& b, const variant_config& vc,
+                                torch::Device device) {
+  const model_config& m = model->config();
+  const auto opts = torch::TensorOptions().device(device).dtype(compute_dtype(vc.precision));
+  auto q = torch::empty({b.input_ids.size(0), m.heads, b.padded_length, m.hidden / m.heads}, opts);  // (B, h, S, d)
+  const auto mask = make_attention_mask(b.padding_mask, m.causal, attention_kind::sdpa).keep;
+  const sdpa_backend_guard guard(vc.backend, device);
+  return sdpa_backend_choice(q, q, q, mask);
+}
+
+}  // namespace
+
+run_outcome run_experiment(const config& cfg, const run_options& options) {
+  const auto started = clock_type::now();
+  const auto log = [&](const std::string& s) {
+    if (options.on_log) options.on_log(s);
+  };
+  const auto progress = [&](const std::string& phase, const std::string& variant, int64_t done, int64_t total) {
+    if (options.on_progress) options.on_progress({phase, variant, done, total, seconds_since(started)});
+  };
+
+  const torch::Device device = resolve_device(cfg.device);
+  if (cfg.threads > 0) at::set_num_threads(static_cast<int>(cfg.threads));
+  torch::InferenceMode inference;
+
+  run_outcome outcome;
+  run_result& res = outcome.result;
+  res.name = cfg.name;
+  res.baseline = cfg.baseline;
+  res.warmup = cfg.measure.warmup;
+
+  // --- model: one set of weights for every variant ---
+  log("building the model");
+  EncoderClassifier model(cfg.model);
+  model->init_weights(cfg.model.seed);
+  model->eval();  // dropout off
+  res.model = model_info{cfg.model.preset, cfg.model.layers, cfg.model.hidden, cfg.model.heads, cfg.model.ffn,
+                         cfg.model.vocab_size, cfg.model.max_positions, cfg.model.num_labels,
+                         parameter_count(*model), weight_checksum(*model), cfg.model.causal};
+  model->to(device);
+
+  // --- workload ---
+  const dataset data = make_dataset(cfg.workload, cfg.model);
+  const auto n_samples = static_cast<int64_t>(data.samples.size());
+  res.workload = workload_info{n_samples, cfg.workload.max_length, data.description, data.real_tokens(),
+                               data.min_length(), data.max_length(), data.mean_length()};
+
+  log("measuring the matmul ceiling");
+  res.environment = describe_environment(cfg, device, options);
+
+  // --- prepare every variant: batches, executor, the untimed check pass ---
+  const variant_config& base_cfg = *find_variant(cfg, cfg.baseline);
+  const std::string base_batching = make_batching(base_cfg.batching, cfg.workload.max_length)->describe();
+  std::vector<prepared_variant> variants(cfg.variants.size());
+  int64_t done = 0;
+  for (std::size_t i = 0; i < cfg.variants.size(); ++i) {
+    const variant_config& vc = cfg.variants[i];
+    prepared_variant& v = variants[i];
+    v.cfg = &vc;
+    variant_result& r = v.result;
+    r.name = vc.name;
+    r.is_baseline = vc.name == cfg.baseline;
+    r.precision = to_string(vc.precision);
+    r.attention = to_string(vc.attention);
+    r.sdpa_backend = vc.attention == attention_kind::sdpa ? to_string(vc.backend) : "";
+    if (vc.pending) {
+      r.status = status_kind::skipped;
+      r.reason = *vc.pending;
+      r.description = vc.description.empty() ? "not implemented yet" : vc.description;
+      r.check.message = "not run";
+      continue;
+    }
+    const auto batching = make_batching(vc.batching, cfg.workload.max_length);
+    r.batching = batching->describe();
+    r.description = describe_variant(vc, base_cfg, r.batching, base_batching);
+    v.batches = batching->make_batches(data, device);
+    v.executor = make_executor(model, device, vc, cfg.model.causal);
+    r.batches = static_cast<int64_t>(v.batches.size());
+    double flops = 0;
+    for (const auto& b : v.batches) {
+      r.real_tokens += b.real_tokens;
+      r.computed_tokens += b.input_ids.numel();
+      flops += forward_flops(cfg.model, b.input_ids.size(0), b.padded_length);
+    }
+    r.flops_per_pass = flops;
+    progress("check", vc.name, done++, static_cast<int64_t>(cfg.variants.size()));
+    try {
+      check_pass(v, device, n_samples, cfg.model.num_labels);
+      if (vc.attention == attention_kind::sdpa) r.sdpa_backend_used = sdpa_backend_in_use(model, v.batches.front(), vc, device);
+      v.runnable = true;
+    } catch (const c10::Error& e) {
+      r.status = status_kind::fail;
+      r.reason = fmt::format("could not run: {}", e.what_without_backtrace());
+      r.check.status = status_kind::fail;
+      r.check.message = r.reason;
+    }
+  }
+
+  // --- warm-up, then timed rounds, interleaved across variants ---
+  std::vector<prepared_variant*> active;
+  for (auto& v : variants)
+    if (v.runnable) active.push_back(&v);
+  const auto n_active = static_cast<int64_t>(active.size());
+  for (int64_t w = 0; w < cfg.measure.warmup; ++w)
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      progress("warmup", active[i]->cfg->name, w * n_active + static_cast<int64_t>(i), cfg.measure.warmup * n_active);
+      time_pass(*active[i], device);
+    }
+  int64_t rounds = 0;
+  const auto enough_time = [&] {
+    return std::all_of(active.begin(), active.end(), [&](const prepared_variant* v) {
+      double total = 0;
+      for (double s : v->pass_s) total += s;
+      return total >= cfg.measure.min_time_s;
+    });
+  };
+  while (n_active > 0 && (rounds < cfg.measure.repetitions || !enough_time()) && rounds < cfg.measure.max_repetitions) {
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      progress("timed", active[i]->cfg->name, rounds * n_active + static_cast<int64_t>(i),
+               std::max(rounds + 1, cfg.measure.repetitions) * n_active);
+      const pass_timing t = time_pass(*active[i], device);
+      active[i]->pass_s.push_back(t.seconds);
+      active[i]->batch_ms.insert(active[i]->batch_ms.end(), t.batch_ms.begin(), t.batch_ms.end());
+    }
+    ++rounds;
+  }
+  res.repetitions = rounds;
+
+  // --- statistics and the output check ---
+  prepared_variant& base = *std::find_if(variants.begin(), variants.end(),
+                                         [&](const prepared_variant& v) { return v.cfg->name == cfg.baseline; });
+  std::vector<double> base_throughput;
+  for (double s : base.pass_s) base_throughput.push_back(static_cast<double>(n_samples) / s);
+  for (auto& v : variants) {
+    variant_result& r = v.result;
+    if (v.runnable) {
+      std::vector<double> samples_per_s, tokens_per_s;
+      for (double s : v.pass_s) {
+        samples_per_s.push_back(static_cast<double>(n_samples) / s);
+        tokens_per_s.push_back(static_cast<double>(r.real_tokens) / s);
+      }
+      r.throughput = summarize(samples_per_s);
+      r.tokens_per_s = summarize(tokens_per_s);
+      if (base.runnable) r.speedup = speedup_of(samples_per_s, base_throughput);
+      r.latency_ms = latency_summary{percentile(v.batch_ms, 50), percentile(v.batch_ms, 90), percentile(v.batch_ms, 99)};
+      r.achieved_gflops = r.flops_per_pass * r.throughput.median / static_cast<double>(n_samples) / 1e9;
+      r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, v.cfg->precision);
+      if (options.perturb_variant && *options.perturb_variant == r.name) {
+        auto gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/7);
+        const double scale = v.outputs.abs().max().item<double>() * perturb_scale;
+        v.outputs = v.outputs + at::randn(v.outputs.sizes(), gen, v.outputs.options()) * scale;
+      }
+      const double tol = cfg.check.tolerance.at(v.cfg->precision);
+      if (!base.runnable) {
+        r.check.status = status_kind::fail;
+        r.check.message = "the baseline could not run, so nothing can be checked";
+      } else {
+        r.check = compare_outputs(v.outputs, base.outputs, tol);
+      }
+      r.status = r.check.status;
+      if (r.status == status_kind::fail) r.reason = r.check.message;
+      outcome.outputs[r.name] = v.outputs;
+    }
+    res.variants.push_back(std::move(r));
+  }
+  return outcome;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,41 @@
+// Runs an experiment: every variant over the same workload on the same model, warm-up first,
+// then timed passes interleaved round-robin (A B C A B C …) so that a drift in the machine's
+// speed hits every variant alike, then the output check against the baseline.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "config/config.hpp"
+#include "report/result.hpp"
+
+namespace attnbench {
+
+struct progress_event {
+  std::string phase;    // "check", "warmup", "timed"
+  std::string variant;
+  int64_t done = 0;     // passes done in this phase, all variants together
+  int64_t total = 0;    // passes planned in this phase (timed: the minimum)
+  double elapsed_s = 0; // since the run started
+};
+
+struct run_options {
+  std::function<void(const progress_event&)> on_progress;  // may be empty
+  std::function<void(const std::string&)> on_log;          // verbose lines; may be empty
+  // Test-only: adds noise to this variant's outputs before the check (proves a FAIL is caught).
+  std::optional<std::string> perturb_variant;
+  bool measure_ceilings = true;  // off in unit tests to save time
+};
+
+struct run_outcome {
+  run_result result;
+  std::map<std::string, torch::Tensor> outputs;  // variant name → (N, C) float logits, sample order
+};
+
+run_outcome run_experiment(const config& cfg, const run_options& options);
+
+}  // namespace attnbench

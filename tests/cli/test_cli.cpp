@@ -1,0 +1,158 @@
+// The CLI end to end: the real binary, real files, real exit codes.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct command_result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+command_result run_cli(const std::string& args) {
+  const std::string cmd = std::string(ATTNBENCH_BINARY) + " " + args + " 2>&1";
+  command_result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct temp_dir {
+  fs::path path;
+  explicit temp_dir(const std::string& tag)
+      : path(fs::temp_directory_path() / ("attnbench_cli_" + tag + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~temp_dir() { fs::remove_all(path); }
+};
+
+nlohmann::json two_variant_config(const fs::path& out) {
+  auto cfg = nlohmann::json::parse(R"({
+    "name": "cli-test",
+    "model": {"preset": "bert-tiny"},
+    "workload": {"samples": 16, "lengths": {"kind": "uniform", "min": 8, "max": 32}, "max_length": 32},
+    "measure": {"warmup": 0, "repetitions": 2},
+    "device": "cpu",
+    "variants": [
+      {"name": "baseline", "precision": "fp32", "attention": "naive"},
+      {"name": "sdpa-longest", "attention": "sdpa", "batching": {"batch_size": 8, "padding": "longest"}}
+    ],
+    "baseline": "baseline"
+  })");
+  cfg["output"] = {{"dir", out.string()}};
+  return cfg;
+}
+
+fs::path write_config(const fs::path& dir, const nlohmann::json& cfg) {
+  const auto p = dir / "config.json";
+  std::ofstream(p) << cfg.dump(2);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("run writes the table and every report, and refuses to overwrite them", "[cli]") {
+  temp_dir tmp("run");
+  const auto out = tmp.path / "out";
+  const auto cfg = write_config(tmp.path, two_variant_config(out));
+  auto r = run_cli("run " + cfg.string() + " --save-outputs --quiet");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("| Method | Throughput (samples/s) | Speedup vs baseline |"));
+  CHECK_THAT(r.output, Catch::Contains("sdpa-longest"));
+
+  const auto results = nlohmann::json::parse(read_file(out / "results.json"));
+  CHECK(results["schema_version"] == 1);
+  REQUIRE(results["variants"].size() == 2);
+  CHECK(results["variants"][0]["status"] == "PASS");
+  CHECK(results["variants"][1]["status"] == "PASS");
+  CHECK(results["variants"][1]["throughput"]["samples"].size() == 2);
+  CHECK(results["variants"][1]["check"]["rel_l2"].get<double>() <= 1e-5);
+  CHECK(results["environment"]["config"]["name"] == "cli-test");
+  CHECK(results["environment"]["ceilings"].size() >= 1);
+  const auto csv = read_file(out / "results.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // header + 2 rows
+  CHECK_THAT(read_file(out / "report.md"), Catch::Contains("sdpa-longest"));
+  // The .npy header says (16, 2) float32.
+  const auto npy = read_file(out / "outputs" / "sdpa-longest.npy");
+  CHECK(npy.substr(1, 5) == "NUMPY");
+  CHECK_THAT(npy, Catch::Contains("'shape': (16, 2)"));
+  CHECK(npy.size() % 16 == (16 * 2 * 4) % 16);
+
+  // A second run into the same directory is refused before anything runs; --force replaces.
+  const auto before = read_file(out / "results.json");
+  auto again = run_cli("run " + cfg.string() + " --quiet");
+  CHECK(again.exit_code == 2);
+  CHECK_THAT(again.output, Catch::Contains("--force"));
+  CHECK(read_file(out / "results.json") == before);
+  auto forced = run_cli("run " + cfg.string() + " --quiet --force");
+  CHECK(forced.exit_code == 0);
+  for (const auto& e : fs::recursive_directory_iterator(out)) CHECK(e.path().string().find(".tmp-") == std::string::npos);
+}
+
+TEST_CASE("a corrupted variant is FAIL in every report and exits 3", "[cli]") {
+  temp_dir tmp("fail");
+  const auto out = tmp.path / "out";
+  const auto cfg = write_config(tmp.path, two_variant_config(out));
+  auto r = run_cli("run " + cfg.string() + " --quiet --test-perturb-outputs sdpa-longest");
+  INFO(r.output);
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.output, Catch::Contains("FAIL sdpa-longest"));
+  const auto results = nlohmann::json::parse(read_file(out / "results.json"));
+  CHECK(results["variants"][1]["status"] == "FAIL");
+  CHECK(results["variants"][1]["check"]["status"] == "FAIL");
+  CHECK_THAT(read_file(out / "results.csv"), Catch::Contains("FAIL"));
+  CHECK_THAT(read_file(out / "report.md"), Catch::Contains("FAIL"));
+}
+
+TEST_CASE("validate exits 2 with the JSON path of each problem and writes nothing", "[cli]") {
+  temp_dir tmp("validate");
+  auto cfg = two_variant_config(tmp.path / "out");
+  cfg["variants"][1]["precision"] = "fp61";
+  cfg["variants"][1]["bogus_kye"] = 1;
+  const auto path = write_config(tmp.path, cfg);
+  auto r = run_cli("validate " + path.string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("variants[1].precision: expected one of fp32, amp-bf16, amp-fp16; got \"fp61\""));
+  CHECK_THAT(r.output, Catch::Contains("variants[1].bogus_kye"));
+  auto run = run_cli("run " + path.string());
+  CHECK(run.exit_code == 2);
+  CHECK_FALSE(fs::exists(tmp.path / "out"));
+
+  auto ok = write_config(tmp.path, two_variant_config(tmp.path / "out"));
+  CHECK(run_cli("validate " + ok.string()).exit_code == 0);
+  CHECK(run_cli("validate " + (tmp.path / "missing.json").string()).exit_code == 2);
+  CHECK(run_cli("frobnicate").exit_code == 2);
+}
+
+TEST_CASE("every shipped config validates", "[cli]") {
+  for (const auto& e : fs::directory_iterator(fs::path(ATTNBENCH_SOURCE_DIR) / "configs")) {
+    if (e.path().extension() != ".json") continue;
+    auto r = run_cli("validate " + e.path().string());
+    INFO(e.path() << "\n" << r.output);
+    CHECK(r.exit_code == 0);
+  }
+}
