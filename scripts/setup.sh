@@ -8,7 +8,7 @@
 #     Its LibTorch (include/, lib/, share/cmake/Torch) is what CMake's find_package(Torch) uses.
 #
 # Safe to rerun: each step checks first and only acts when something is missing.
-# Prints the CMake prefix path of LibTorch on its last line of stdout.
+# Everything it says goes to stderr; the last line names the LibTorch CMake prefix it set up.
 set -euo pipefail
 
 TORCH_VERSION=2.11.0
@@ -50,4 +50,4 @@ else
   have_torch || { log "torch $TORCH_VERSION still not importable from $VENV"; exit 1; }
 fi
 
-"$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)'
+log "LibTorch for CMake: $("$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
