@@ -11,6 +11,9 @@
 namespace attnbench {
 
 attention_mask make_attention_mask(const torch::Tensor& padding_mask, bool causal, attention_kind kind) {
+  attention_mask mask;
+  mask.causal = causal;
+  if (!padding_mask.defined()) return mask;  // no padding: SDPA may use its mask-free kernels
   const int64_t seq = padding_mask.size(1);
   // (B, S) → (B, 1, 1, S): a query may look at every real key.
   torch::Tensor keep = padding_mask.to(torch::kBool).view({padding_mask.size(0), 1, 1, seq});
@@ -18,7 +21,7 @@ attention_mask make_attention_mask(const torch::Tensor& padding_mask, bool causa
     auto tri = torch::ones({seq, seq}, padding_mask.options().dtype(torch::kBool)).tril();  // (S, S)
     keep = keep & tri.view({1, 1, seq, seq});                                                // (B, 1, S, S)
   }
-  attention_mask mask{keep, {}};
+  mask.keep = keep;
   if (kind == attention_kind::naive) {
     // -inf, not a large negative number: it stays exact in fp16/bf16 and softmax maps it to 0.
     // Every query keeps at least key 0 ([CLS]), so no row is all -inf.
@@ -66,7 +69,13 @@ torch::Tensor SelfAttentionImpl::naive_core(const torch::Tensor& q, const torch:
   }
   {
     RECORD_USER_SCOPE("attention.mask");
-    scores = scores + mask.additive.to(scores.scalar_type());
+    if (mask.additive.defined()) {
+      scores = scores + mask.additive.to(scores.scalar_type());
+    } else if (mask.causal) {
+      const int64_t seq = scores.size(-1);
+      auto future = torch::ones({seq, seq}, scores.options().dtype(torch::kBool)).triu(1);  // (S, S)
+      scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+    }
   }
   torch::Tensor probs;
   {
@@ -89,12 +98,24 @@ torch::Tensor SelfAttentionImpl::sdpa_core(const torch::Tensor& q, const torch::
   RECORD_USER_SCOPE("attention.sdpa");
   const sdpa_backend_guard backend(how.backend, q.device());
   const double p = is_training() ? dropout_ : 0.0;
-  return at::scaled_dot_product_attention(q, k, v, mask.keep, p, /*is_causal=*/false);  // (B, h, S, d)
+  // Without padding the mask is left out (is_causal carries the triangle), which is what lets
+  // flash attention run: it takes no arbitrary mask.
+  const std::optional<torch::Tensor> keep = mask.keep.defined() ? std::optional<torch::Tensor>(mask.keep) : std::nullopt;
+  const bool is_causal = mask.causal && !mask.keep.defined();
+  try {
+    return at::scaled_dot_product_attention(q, k, v, keep, p, is_causal);  // (B, h, S, d)
+  } catch (const c10::Error& e) {
+    if (how.backend == sdpa_backend::auto_select) throw;
+    TORCH_CHECK(false, "sdpa backend \"", to_string(how.backend), "\" cannot run these inputs (q ", q.sizes(),
+                " ", q.scalar_type(), " on ", q.device(), keep ? ", with a padding mask" : "",
+                "); choose another backend or \"auto\". LibTorch said: ", e.what_without_backtrace());
+  }
 }
 
 std::string sdpa_backend_choice(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                const torch::Tensor& mask) {
-  const int64_t choice = at::_fused_sdp_choice(q, k, v, mask);
+                                const attention_mask& mask) {
+  const std::optional<torch::Tensor> keep = mask.keep.defined() ? std::optional<torch::Tensor>(mask.keep) : std::nullopt;
+  const int64_t choice = at::_fused_sdp_choice(q, k, v, keep, 0.0, mask.causal && !mask.keep.defined());
   switch (static_cast<at::SDPBackend>(choice)) {
     case at::SDPBackend::math: return "math";
     case at::SDPBackend::flash_attention: return "flash";

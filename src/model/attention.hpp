@@ -19,12 +19,13 @@ struct attention_settings {
 
 // The per-batch mask, built once per forward and shared by every layer.
 struct attention_mask {
-  torch::Tensor keep;      // (B, 1, 1|S, S) bool: true where a query may attend to a key
+  torch::Tensor keep;      // (B, 1, 1|S, S) bool: true where a query may attend to a key; undefined: no padding
   torch::Tensor additive;  // same shape, 0 where kept and -inf where masked (naive core only)
+  bool causal = false;     // already folded into keep/additive when those are defined
 };
 
 // Builds the mask from the (B, S) padding mask (nonzero = real token), adding the causal
-// triangle when asked. `dtype` is the dtype of the scores the additive mask is added to.
+// triangle when asked. An undefined padding mask means the batch has no padding.
 attention_mask make_attention_mask(const torch::Tensor& padding_mask, bool causal, attention_kind kind);
 
 class SelfAttentionImpl : public torch::nn::Module {
@@ -53,6 +54,6 @@ TORCH_MODULE(SelfAttention);
 // Which SDPA backend LibTorch would pick for these inputs under the current flags
 // ("flash", "efficient", "math", "cudnn", ...). Used to report what actually ran.
 std::string sdpa_backend_choice(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                const torch::Tensor& mask);
+                                const attention_mask& mask);
 
 }  // namespace attnbench

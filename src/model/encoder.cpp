@@ -75,9 +75,9 @@ EncoderClassifierImpl::EncoderClassifierImpl(const model_config& cfg) : cfg_(cfg
 }
 
 torch::Tensor EncoderClassifierImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& padding_mask) {
-  TORCH_CHECK(input_ids.dim() == 2 && padding_mask.sizes() == input_ids.sizes(),
+  TORCH_CHECK(input_ids.dim() == 2 && (!padding_mask.defined() || padding_mask.sizes() == input_ids.sizes()),
               "input_ids and padding_mask must both be (B, S); got ", input_ids.sizes(), " and ",
-              padding_mask.sizes());
+              (padding_mask.defined() ? padding_mask.sizes() : c10::IntArrayRef{}));
   TORCH_CHECK(input_ids.size(1) <= cfg_.max_positions, "sequence length ", input_ids.size(1),
               " exceeds the model's ", cfg_.max_positions, " positions");
   const attention_mask mask = make_attention_mask(padding_mask, how_.causal, how_.kind);

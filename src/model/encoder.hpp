@@ -49,7 +49,8 @@ class EncoderClassifierImpl : public torch::nn::Module {
  public:
   explicit EncoderClassifierImpl(const model_config& cfg);
 
-  // input_ids, padding_mask: (B, S); padding_mask nonzero marks real tokens.
+  // input_ids, padding_mask: (B, S); padding_mask nonzero marks real tokens. An undefined
+  // padding_mask means every token is real (no mask is built: fused kernels need none).
   // Returns logits (B, num_labels) in float32 whatever the compute precision.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& padding_mask);
 

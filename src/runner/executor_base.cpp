@@ -15,7 +15,9 @@ torch::Tensor plain_executor::do_forward(const batch& b) {
   // Variants share the one model, so its attention settings are set per call, not per model.
   model_->set_attention(how_);
   const autocast_scope amp(precision_, device_.type());
-  return model_->forward(b.input_ids, b.padding_mask);
+  // A batch without padding passes no mask, so SDPA may pick its mask-free kernels (flash).
+  const bool padded = b.real_tokens < b.input_ids.numel();
+  return model_->forward(b.input_ids, padded ? b.padding_mask : torch::Tensor());
 }
 
 std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,

@@ -184,7 +184,8 @@ std::string sdpa_backend_in_use(const EncoderClassifier& model, const batch& b, 
   const model_config& m = model->config();
   const auto opts = torch::TensorOptions().device(device).dtype(compute_dtype(vc.precision));
   auto q = torch::empty({b.input_ids.size(0), m.heads, b.padded_length, m.hidden / m.heads}, opts);  // (B, h, S, d)
-  const auto mask = make_attention_mask(b.padding_mask, m.causal, attention_kind::sdpa).keep;
+  const bool padded = b.real_tokens < b.input_ids.numel();
+  const auto mask = make_attention_mask(padded ? b.padding_mask : torch::Tensor(), m.causal, attention_kind::sdpa);
   const sdpa_backend_guard guard(vc.backend, device);
   return sdpa_backend_choice(q, q, q, mask);
 }

@@ -106,3 +106,32 @@ TEST_CASE("weights depend on the seed only", "[model]") {
   const int64_t expected = 30522 * 128 + 512 * 128 + 2 * 128 + 256 + 2 * layer + 128 * 128 + 128 + 128 * 3 + 3;
   CHECK(parameter_count(*a) == expected);
 }
+
+TEST_CASE("a batch without padding needs no mask and gives the same logits", "[model]") {
+  torch::InferenceMode guard;
+  auto model = make_model(attention_kind::naive);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(11);
+  auto ids = at::randint(1000, 30000, {2, 24}, gen, torch::kLong);
+  auto all_real = torch::ones({2, 24}, torch::kBool);
+  for (auto kind : {attention_kind::naive, attention_kind::sdpa}) {
+    for (bool causal : {false, true}) {
+      model->set_attention({kind, sdpa_backend::auto_select, causal});
+      auto masked = model->forward(ids, all_real);
+      auto unmasked = model->forward(ids, torch::Tensor());
+      INFO("attention " << to_string(kind) << " causal " << causal);
+      CHECK(rel_l2(unmasked, masked) <= 1e-6);
+    }
+  }
+}
+
+TEST_CASE("a backend that cannot run the inputs fails with a clear message", "[model]") {
+  torch::InferenceMode guard;
+  auto model = make_model(attention_kind::sdpa);
+  auto [ids, mask] = sentence(8, 16);
+  // The efficient backend exists only on CUDA: on the CPU no kernel is eligible.
+  model->set_attention({attention_kind::sdpa, sdpa_backend::efficient, false});
+  CHECK_THROWS_WITH(model->forward(ids, mask), Catch::Contains("sdpa backend \"efficient\" cannot run these inputs"));
+  // The guard restored the process-wide flags: auto works again.
+  model->set_attention({attention_kind::sdpa, sdpa_backend::auto_select, false});
+  CHECK_NOTHROW(model->forward(ids, mask));
+}
