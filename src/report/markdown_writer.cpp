@@ -113,9 +113,9 @@ void write_environment(const run_result& r, std::ostream& out) {
                      m.preset, m.layers, m.hidden, m.heads, m.causal ? ", causal" : "", w.samples,
                      or_unknown(w.lengths), fixed(w.mean_length, 1));
   out << fmt::format(
-      "Baseline `{}`; {} warm-up passes, {} timed repetitions per variant. Throughput is the median "
-      "± half the 95% CI of the mean; speedup is the ratio of medians, in brackets the 95% CI of the "
-      "per-repetition ratios.\n",
+      "Baseline `{}`; warm-up passes: {}; timed repetitions per variant: {}, interleaved round-robin. "
+      "Throughput is the median ± half the 95% CI of the mean; speedup is the ratio of medians, in "
+      "brackets its 95% paired-bootstrap CI.\n",
       r.baseline, r.warmup, r.repetitions);
 }
 

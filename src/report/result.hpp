@@ -31,7 +31,7 @@ struct summary {
 
 struct speedup_summary {
   double median = not_a_number;   // median(variant) / median(baseline) of samples/s
-  double ci_low = not_a_number;   // 95% interval of the paired per-round ratios
+  double ci_low = not_a_number;   // 95% paired bootstrap interval of that ratio
   double ci_high = not_a_number;
 };
 

@@ -34,8 +34,9 @@ double t_quantile_975(int64_t dof);
 summary summarize(const std::vector<double>& samples);
 
 // Speedup of `variant` over `baseline`, both throughputs (higher is faster), one sample per
-// round. median = median(variant) / median(baseline). The CI is mean ± t·s/√n of the paired
-// per-round ratios variant[i] / baseline[i]: pairing cancels drift shared by a round.
+// round. median = median(variant) / median(baseline). The 95% CI is a paired percentile
+// bootstrap of that same ratio (2000 resamples of whole rounds, fixed seed): pairing cancels
+// drift shared by a round, and the interval describes the reported statistic itself.
 // Lengths differ (rounds cannot be paired) or fewer than 2 rounds → CI NaN, median still set.
 // Either input empty → everything NaN.
 speedup_summary speedup_of(const std::vector<double>& variant, const std::vector<double>& baseline);
