@@ -5,7 +5,7 @@ execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(commit "unknown")
 else()
-  execute_process(COMMAND git -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
+  execute_process(COMMAND git -C "${SOURCE_DIR}" status --porcelain --untracked-files=no -- . ":(exclude)results"
                   OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(NOT dirty STREQUAL "")
     set(commit "${commit}-dirty")
