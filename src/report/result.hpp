@@ -58,6 +58,20 @@ struct check_result {
   int64_t nonfinite = 0;          // NaN/Inf values in the variant's outputs
 };
 
+// One offered request rate of the server scenario (dynamic batching issue): requests arrive by a
+// seeded Poisson process (or a trace) and a batcher groups them; latency is completion − arrival.
+struct server_point {
+  double offered_rate = not_a_number;   // requests/s asked for (NaN for a trace replay)
+  double achieved_rate = not_a_number;  // completed requests / (last completion − first arrival)
+  int64_t requests = 0;                 // completed
+  double p50_ms = not_a_number;
+  double p90_ms = not_a_number;
+  double p99_ms = not_a_number;
+  double p999_ms = not_a_number;
+  double mean_batch_size = not_a_number;
+  bool within_bound = false;            // p99 ≤ the config's latency bound
+};
+
 struct variant_result {
   std::string name;
   std::string description;        // how it differs from the baseline
@@ -73,6 +87,14 @@ struct variant_result {
   int64_t batches = 0;            // per pass
   int64_t real_tokens = 0;        // per pass, non-padding
   int64_t computed_tokens = 0;    // per pass, padding included
+  double padding_efficiency = not_a_number;  // real_tokens / computed_tokens
+  double mean_batch_size = not_a_number;     // samples per batch, per pass
+  // buffer pooling and the result cache (dynamic batching issue); NaN when not in use
+  double allocations_per_batch = not_a_number;  // input-buffer allocations per batch in a timed pass
+  double cache_hit_rate = not_a_number;         // share of samples answered from the result cache
+  // server scenario: one point per offered rate, and the highest rate whose p99 met the bound
+  std::vector<server_point> server;
+  double max_sustainable_rate = not_a_number;
   // measurements
   summary throughput;             // samples/s per repetition
   summary tokens_per_s;           // real tokens/s per repetition
