@@ -157,6 +157,8 @@ struct run_result {
   workload_info workload;
   int64_t warmup = 0;
   int64_t repetitions = 0;
+  std::string scenario = "offline";          // "offline" | "server"
+  double latency_bound_ms = not_a_number;   // server: the p99 bound of the rate sweep
   std::vector<variant_result> variants;
   bool all_passed() const;        // no variant FAIL (SKIPPED does not fail a run)
 };
