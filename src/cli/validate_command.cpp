@@ -5,6 +5,8 @@
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
 #include "runner/device.hpp"
+#include "workload/dataset.hpp"
+#include "workload/workload_checks.hpp"
 
 namespace attnbench {
 
@@ -15,6 +17,7 @@ void setup_validate(CLI::App& app, validate_command_options& opts) {
 
 int run_validate(const validate_command_options& opts) {
   const config cfg = load_config(opts.config_path, detect_device_caps());  // throws input_error
+  check_config_against_workload(cfg, make_dataset(cfg.workload, cfg.model));
   std::size_t runnable = 0;
   for (const auto& v : cfg.variants) runnable += v.pending ? 0 : 1;
   fmt::print("{}: OK ({} variants, {} runnable, baseline \"{}\")\n", opts.config_path, cfg.variants.size(), runnable,

@@ -50,6 +50,8 @@ std::string to_string(length_kind l) {
   return "fixed";
 }
 
+std::string to_string(grouping_kind g) { return g == grouping_kind::bucketed ? "bucketed" : "sorted"; }
+
 const variant_config* find_variant(const config& c, const std::string& name) {
   for (const auto& v : c.variants) {
     if (v.name == name) return &v;

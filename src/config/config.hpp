@@ -22,12 +22,14 @@ enum class attention_kind { naive, sdpa };
 enum class sdpa_backend { auto_select, flash, efficient, math, cudnn };
 enum class padding_kind { max_length, longest };
 enum class length_kind { fixed, uniform, lognormal, file };
+enum class grouping_kind { sorted, bucketed };
 
 std::string to_string(precision_kind p);   // "fp32", "amp-bf16", "amp-fp16"
 std::string to_string(attention_kind a);   // "naive", "sdpa"
 std::string to_string(sdpa_backend b);     // "auto", "flash", "efficient", "math", "cudnn"
 std::string to_string(padding_kind p);     // "max_length", "longest"
 std::string to_string(length_kind l);      // "fixed", "uniform", "lognormal", "file"
+std::string to_string(grouping_kind g);    // "sorted", "bucketed"
 
 // Model shape. A preset fills every field; explicit fields override it.
 struct model_config {
@@ -63,6 +65,7 @@ struct workload_config {
   int64_t max_length = 0;      // longest sequence the model is fed; padding target for padding=max_length
   uint64_t seed = 0;           // token and length seed
   std::string file;            // JSONL of token-id lists; when set, samples/lengths come from it (resolved path)
+  double duplicate_fraction = 0;  // share of samples replaced by copies of earlier ones (result-cache work)
 };
 
 struct measure_config {
@@ -70,6 +73,9 @@ struct measure_config {
   int64_t repetitions = 0;     // timed passes per variant, interleaved round-robin
   double min_time_s = 0;       // keep adding rounds until every variant has this much timed time
   int64_t max_repetitions = 0; // bound on rounds when min_time_s asks for more
+  // Build each batch's input tensors (padding, mask, copy to the device) inside the timed pass,
+  // as a serving path does, instead of once before timing. Buffer pooling only matters then.
+  bool assemble_inputs = false;
 };
 
 // Relative-L2 tolerance of a variant's logits against the baseline's, per precision.
@@ -78,9 +84,20 @@ struct check_config {
 };
 
 struct batching_config {
-  std::string kind = "static";  // only "static" in schema 1; dynamic batching comes with its issue
+  std::string kind = "static";  // "static" | "dynamic"
+  // static: consecutive samples, a fixed batch size, padded to max_length or the batch's longest
   int64_t batch_size = 0;
   padding_kind padding = padding_kind::max_length;
+  // dynamic: samples grouped by length, each batch filled up to a budget of padded tokens
+  int64_t max_tokens = 0;       // B × S per batch, padding included
+  int64_t max_batch_size = 0;
+  grouping_kind grouping = grouping_kind::sorted;
+  std::vector<int64_t> boundaries;  // bucketed: ascending bucket upper bounds (pad to the bound)
+  // both
+  bool pool = false;            // reuse input buffers per shape instead of allocating per batch
+  bool cache = false;           // answer repeated token sequences from a result cache
+  double max_queue_delay_ms = 0;  // server scenario: how long the oldest request may wait
+  int64_t max_batch() const { return kind == "dynamic" ? max_batch_size : batch_size; }
 };
 
 struct variant_config {
@@ -103,6 +120,16 @@ struct output_config {
   std::vector<std::string> formats;  // subset of "json", "csv", "md"
 };
 
+// The server scenario: requests arrive over time and each variant's batcher serves them.
+struct server_config {
+  std::vector<double> rates;   // offered requests/s, one run per rate (a sweep when several)
+  int64_t requests = 0;        // bound per rate: requests generated
+  double max_time_s = 0;       // bound per rate: arrivals stop after this long
+  double latency_bound_ms = 0; // the p99 a rate must meet to count as sustainable
+  uint64_t seed = 0;           // Poisson arrivals and request→sample choice
+  std::string trace;           // replay: "seconds sample_index" per line (resolved path); replaces rates
+};
+
 struct config {
   int schema_version = config_schema_version;
   std::string name;
@@ -111,6 +138,8 @@ struct config {
   workload_config workload;
   measure_config measure;
   check_config check;
+  std::string scenario = "offline";  // "offline" (every sample at once) | "server"
+  server_config server;
   std::string device = "auto"; // "cpu", "cuda", "cuda:N", "auto" (as written; resolved by the runner)
   int64_t threads = 0;         // intra-op threads; 0 = LibTorch's default
   std::vector<variant_config> variants;

@@ -48,6 +48,12 @@ inline constexpr precision_kind precision = precision_kind::fp32;  // the refere
 inline constexpr std::string_view batching_kind = "static";        // the only kind in schema 1
 inline constexpr int64_t batch_size = 8;  // small enough for CPU runs, big enough to batch
 inline constexpr padding_kind padding = padding_kind::max_length;  // fixed shapes: the worst case
+inline constexpr int64_t max_batch_size = 64;  // dynamic: caps short-sample batches; the token budget caps long ones
+inline constexpr double max_queue_delay_ms = 5;  // server: Triton's typical order of magnitude for a batching window
+
+// --- server scenario ---
+inline constexpr int64_t server_requests = 500;   // per rate: enough for a p99 from hundreds of requests
+inline constexpr double server_max_time_s = 20;   // per rate: a sweep of a few rates stays within minutes
 
 // --- check: relative L2 of logits against the fp32 baseline ---
 inline constexpr double tolerance_fp32 = 1e-5;      // same math; only summation order differs

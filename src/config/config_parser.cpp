@@ -27,15 +27,20 @@ using ordered_json = nlohmann::ordered_json;
 using names = std::vector<std::string>;
 
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
-const names root_keys{"schema_version", "name",    "model",    "workload", "measure", "check",
-                      "device",         "threads", "variants", "baseline", "output"};
+const names root_keys{"schema_version", "name",     "model",    "workload", "measure", "check",  "device",
+                      "threads",        "variants", "baseline", "output",   "scenario", "server"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed"};
-const names workload_keys{"samples", "lengths", "max_length", "seed", "file"};
-const names measure_keys{"warmup", "repetitions", "min_time_s", "max_repetitions"};
+const names workload_keys{"samples", "lengths", "max_length", "seed", "file", "duplicate_fraction"};
+const names measure_keys{"warmup", "repetitions", "min_time_s", "max_repetitions", "assemble_inputs"};
 const names check_block_keys{"tolerances"};
-const names batching_keys{"kind", "batch_size", "padding"};
+// Batching keys shared by every kind, then each kind's own.
+const names batching_common_keys{"kind", "pool", "cache", "max_queue_delay_ms"};
+const names static_batching_keys{"batch_size", "padding"};
+const names dynamic_batching_keys{"max_tokens", "max_batch_size", "grouping", "boundaries"};
+const names server_keys{"rates", "requests", "max_time_s", "latency_bound_ms", "seed", "trace"};
+const names scenarios{"offline", "server"};
 const names output_keys{"dir", "formats"};
 // Technique blocks of later issues: only a pending variant may carry them (stored, not validated).
 const names technique_keys{"offload", "parallel", "checkpointing", "pipeline"};
@@ -55,7 +60,8 @@ struct length_shape {
 const std::vector<length_shape> length_shapes{
     {"fixed", {"length"}}, {"uniform", {"min", "max"}}, {"lognormal", {"median", "sigma", "min", "max"}}};
 
-const names batching_kinds{std::string(defaults::batching_kind)};
+const names batching_kinds{"static", "dynamic"};
+const names groupings{"sorted", "bucketed"};
 const names device_forms{"auto", "cpu", "cuda", "cuda:N"};
 
 // A key or name this close to a known one is taken for a typo of it.
@@ -372,6 +378,7 @@ class config_reader {
     read_workload();
     read_measure();
     read_check();
+    read_scenario();
     read_variants();
     read_baseline();
     read_output();
@@ -492,6 +499,12 @@ class config_reader {
       wc.file = resolved.string();
       if (auto why = unreadable_reason(resolved)) w.add("file", *why);
     }
+    if (auto f = w.number("duplicate_fraction", 0, false)) {
+      if (*f >= 1)
+        w.add("duplicate_fraction", fmt::format("must be < 1; got {}", *f));
+      else
+        wc.duplicate_fraction = *f;
+    }
     if (!from_file) w.require("samples");
     assign(wc.samples, w.integer("samples", 1));
 
@@ -572,6 +585,7 @@ class config_reader {
     auto repetitions = m.integer("repetitions", 1);
     assign(mc.repetitions, repetitions);
     assign(mc.min_time_s, m.number("min_time_s", 0, false));
+    assign(mc.assemble_inputs, m.boolean("assemble_inputs"));
     auto max_repetitions = m.integer("max_repetitions", 1);
     mc.max_repetitions = max_repetitions.value_or(std::max(defaults::max_repetitions, mc.repetitions));
     if (max_repetitions && repetitions && *max_repetitions < *repetitions)
@@ -633,15 +647,7 @@ class config_reader {
                                                                         : cfg_.model.backend);
     vc.pending = v.string("pending");
 
-    batching_config& bc = vc.batching;
-    bc.kind = std::string(defaults::batching_kind);
-    bc.batch_size = defaults::batch_size;
-    bc.padding = defaults::padding;
-    object_reader b = v.object("batching");
-    b.check_keys(batching_keys);
-    assign(bc.kind, b.choice("kind", batching_kinds));
-    assign(bc.batch_size, b.integer("batch_size", 1));
-    assign(bc.padding, b.enumeration("padding", all_paddings));
+    read_batching(v.object("batching"), vc.batching);
 
     const bool pending = v.has("pending");
     for (const auto& key : technique_keys) {
@@ -661,6 +667,94 @@ class config_reader {
                                      "the CPU",
                                      quote(cfg_.device)));
     return vc;
+  }
+
+  void read_batching(const object_reader& b, batching_config& bc) {
+    bc.kind = std::string(defaults::batching_kind);
+    bc.batch_size = defaults::batch_size;
+    bc.padding = defaults::padding;
+    bc.max_batch_size = defaults::max_batch_size;
+    bc.max_queue_delay_ms = defaults::max_queue_delay_ms;
+    assign(bc.kind, b.choice("kind", batching_kinds));
+    const bool dynamic = bc.kind == "dynamic";
+    names keys = batching_common_keys;
+    const names& own = dynamic ? dynamic_batching_keys : static_batching_keys;
+    keys.insert(keys.end(), own.begin(), own.end());
+    b.check_keys(keys);
+    assign(bc.pool, b.boolean("pool"));
+    assign(bc.cache, b.boolean("cache"));
+    assign(bc.max_queue_delay_ms, b.number("max_queue_delay_ms", 0, false));
+    if (!dynamic) {
+      assign(bc.batch_size, b.integer("batch_size", 1));
+      assign(bc.padding, b.enumeration("padding", all_paddings));
+      return;
+    }
+    b.require("max_tokens", "required for kind \"dynamic\"");
+    assign(bc.max_tokens, b.integer("max_tokens", 1));
+    assign(bc.max_batch_size, b.integer("max_batch_size", 1));
+    if (auto g = b.choice("grouping", groupings)) bc.grouping = *g == "bucketed" ? grouping_kind::bucketed : grouping_kind::sorted;
+    const ordered_json* bounds = b.find("boundaries");
+    if (bc.grouping == grouping_kind::bucketed && !bounds) b.require("boundaries", "required for grouping \"bucketed\"");
+    if (!bounds) return;
+    if (bc.grouping != grouping_kind::bucketed) b.add("boundaries", "only used with grouping \"bucketed\"");
+    if (!bounds->is_array() || bounds->empty()) {
+      log_.type_error(b.path("boundaries"), "a non-empty array of lengths", *bounds);
+      return;
+    }
+    for (size_t i = 0; i < bounds->size(); ++i) {
+      const std::string path = fmt::format("{}[{}]", b.path("boundaries"), i);
+      auto x = log_.integer((*bounds)[i], path, defaults::min_sample_length);
+      if (!x) continue;
+      if (!bc.boundaries.empty() && *x <= bc.boundaries.back())
+        log_.add(path, fmt::format("boundaries must ascend; {} follows {}", *x, bc.boundaries.back()));
+      bc.boundaries.push_back(*x);
+    }
+    if (!bc.boundaries.empty() && cfg_.workload.max_length > 0 && bc.boundaries.back() < cfg_.workload.max_length)
+      b.add("boundaries", fmt::format("the last boundary ({}) must be >= workload.max_length ({}) so every "
+                                      "sample has a bucket", bc.boundaries.back(), cfg_.workload.max_length));
+  }
+
+  void read_scenario() {
+    assign(cfg_.scenario, root_.choice("scenario", scenarios));
+    object_reader srv = root_.object("server");
+    if (cfg_.scenario != "server") {
+      if (srv.present()) root_.add("server", "only used with \"scenario\": \"server\"");
+      return;
+    }
+    if (!srv.present()) {
+      root_.require("server", "required for \"scenario\": \"server\"");
+      return;
+    }
+    srv.check_keys(server_keys);
+    server_config& sc = cfg_.server;
+    sc.requests = defaults::server_requests;
+    sc.max_time_s = defaults::server_max_time_s;
+    sc.seed = defaults::workload_seed;
+    assign(sc.requests, srv.integer("requests", 1));
+    assign(sc.max_time_s, srv.number("max_time_s", 0, true));
+    srv.require("latency_bound_ms");
+    assign(sc.latency_bound_ms, srv.number("latency_bound_ms", 0, true));
+    assign(sc.seed, srv.unsigned_integer("seed"));
+    if (auto trace = srv.string("trace")) {
+      fs::path resolved = *trace;
+      if (resolved.is_relative()) resolved = fs::path(cfg_.source_path).parent_path() / resolved;
+      sc.trace = resolved.string();
+      if (auto why = unreadable_reason(resolved)) srv.add("trace", *why);
+      if (srv.has("rates")) srv.add("rates", "not allowed with server.trace: the trace sets the arrivals");
+      return;
+    }
+    const ordered_json* rates = srv.find("rates");
+    if (!rates) {
+      srv.require("rates", "required unless server.trace is given");
+      return;
+    }
+    if (!rates->is_array() || rates->empty()) {
+      log_.type_error(srv.path("rates"), "a non-empty array of requests/s", *rates);
+      return;
+    }
+    for (size_t i = 0; i < rates->size(); ++i)
+      if (auto r = log_.number((*rates)[i], fmt::format("{}[{}]", srv.path("rates"), i), 0, true)) sc.rates.push_back(*r);
+    std::sort(sc.rates.begin(), sc.rates.end());
   }
 
   void read_baseline() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <c10/core/Allocator.h>
+#include <c10/util/Logging.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 
 #ifdef ATTNBENCH_WITH_CUDA
@@ -35,10 +36,18 @@ struct peak_memory_scope::impl {
   std::shared_ptr<cpu_allocation_hook> hook;
   std::unique_ptr<c10::DebugInfoGuard> guard;
   int64_t cuda_start = 0;
+  int saved_log_level = 0;
 };
 
-peak_memory_scope::peak_memory_scope(torch::Device device) : impl_(new impl{device, nullptr, nullptr, 0}) {
+// LibTorch's CPU allocator warns once when a block allocated before the hook is freed under it
+// ("Memory block of unknown size…"): expected here (such frees are rightly not counted), so the
+// scope raises the log threshold to errors while it is open.
+constexpr int log_level_error = 2;
+
+peak_memory_scope::peak_memory_scope(torch::Device device) : impl_(new impl{device, nullptr, nullptr, 0, 0}) {
   if (device.is_cpu()) {
+    impl_->saved_log_level = FLAGS_caffe2_log_level;
+    FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, log_level_error);
     impl_->hook = std::make_shared<cpu_allocation_hook>();
     impl_->guard = std::make_unique<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, impl_->hook);
   }
@@ -52,7 +61,12 @@ peak_memory_scope::peak_memory_scope(torch::Device device) : impl_(new impl{devi
 #endif
 }
 
-peak_memory_scope::~peak_memory_scope() = default;
+peak_memory_scope::~peak_memory_scope() {
+  if (impl_->hook) {
+    impl_->guard.reset();
+    FLAGS_caffe2_log_level = impl_->saved_log_level;
+  }
+}
 
 int64_t peak_memory_scope::peak_bytes() const {
   if (impl_->hook) return impl_->hook->peak();

@@ -17,10 +17,13 @@
 #include "runner/executor_base.hpp"
 #include "runner/matmul_ceiling.hpp"
 #include "runner/memory_tracker.hpp"
+#include "runner/server_scenario.hpp"
 #include "stats/summary.hpp"
 #include "techniques/precision.hpp"
 #include "techniques/sdpa_backend_guard.hpp"
 #include "workload/batching_base.hpp"
+#include "workload/result_cache.hpp"
+#include "workload/workload_checks.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
@@ -46,6 +49,7 @@ double seconds_since(clock_type::time_point t0) {
 struct pass_timing {
   double seconds = 0;
   std::vector<double> batch_ms;
+  int64_t allocations = 0;  // input buffers the pass allocated
 };
 
 // Everything one variant needs to run, prepared before anything is timed.
@@ -53,61 +57,91 @@ struct prepared_variant {
   const variant_config* cfg = nullptr;
   variant_result result;
   std::unique_ptr<executor_base> executor;
-  std::vector<batch> batches;
-  torch::Tensor outputs;          // (N, C) from the untimed check pass
-  std::vector<double> pass_s;     // timed passes
-  std::vector<double> batch_ms;   // every timed batch
+  std::vector<batch_plan> plans;        // over the rows that are computed (unique ones with a cache)
+  std::vector<batch> prebuilt;          // the plans' tensors, unless inputs are assembled per pass
+  std::unique_ptr<input_assembler> assembler;
+  std::unique_ptr<result_cache> cache;  // per pass: repeats are answered from the first occurrence
+  std::vector<int64_t> answered_by;     // sample → the row whose logits answer it (itself when computed)
+  torch::Tensor outputs;                // (N, C) from the untimed check pass
+  std::vector<double> pass_s;           // timed passes
+  std::vector<double> batch_ms;         // every timed batch
+  int64_t timed_allocations = 0;        // input-buffer allocations over the timed passes
   bool runnable = false;
 };
+
+// Work done per pass before any batch runs: the cache lookups a serving path would make.
+void lookup_pass(prepared_variant& v, const dataset& data) {
+  if (!v.cache) return;
+  v.cache->clear();
+  for (std::size_t i = 0; i < data.samples.size(); ++i)
+    v.cache->find_or_insert(data.samples[i], static_cast<int64_t>(i));
+}
+
+const batch& batch_for(prepared_variant& v, std::size_t k, batch& scratch) {
+  if (!v.prebuilt.empty()) return v.prebuilt[k];
+  scratch = v.assembler->assemble(v.plans[k]);
+  return scratch;
+}
 
 // Times one pass over every batch. On CUDA, per-batch latency comes from events on the current
 // stream and the pass from a host clock between two synchronisations; on the CPU the host clock
 // is the truth.
-pass_timing time_pass(prepared_variant& v, torch::Device device) {
+pass_timing time_pass(prepared_variant& v, const dataset& data, torch::Device device) {
   pass_timing t;
-  t.batch_ms.reserve(v.batches.size());
+  t.batch_ms.reserve(v.plans.size());
+  batch scratch;
+  const int64_t allocations_before = v.assembler ? v.assembler->allocations() : 0;
   synchronize(device);
 #ifdef ATTNBENCH_WITH_CUDA
   if (device.is_cuda()) {
     std::vector<at::cuda::CUDAEvent> marks;
-    marks.reserve(v.batches.size() + 1);
+    marks.reserve(v.plans.size() + 1);
     const auto stream = c10::cuda::getCurrentCUDAStream(device.index());
     const auto t0 = clock_type::now();
+    lookup_pass(v, data);
     marks.emplace_back(cudaEventDefault);
     marks.back().record(stream);
-    for (const auto& b : v.batches) {
-      v.executor->forward(b);
+    for (std::size_t k = 0; k < v.plans.size(); ++k) {
+      v.executor->forward(batch_for(v, k, scratch));
       marks.emplace_back(cudaEventDefault);
       marks.back().record(stream);
     }
     synchronize(device);
     t.seconds = seconds_since(t0);
     for (std::size_t i = 1; i < marks.size(); ++i) t.batch_ms.push_back(marks[i - 1].elapsed_time(marks[i]));
+    if (v.assembler) t.allocations = v.assembler->allocations() - allocations_before;
     return t;
   }
 #endif
   const auto t0 = clock_type::now();
-  for (const auto& b : v.batches) {
+  lookup_pass(v, data);
+  for (std::size_t k = 0; k < v.plans.size(); ++k) {
     const auto tb = clock_type::now();
-    v.executor->forward(b);
+    v.executor->forward(batch_for(v, k, scratch));
     t.batch_ms.push_back(seconds_since(tb) * 1e3);
   }
   t.seconds = seconds_since(t0);
+  if (v.assembler) t.allocations = v.assembler->allocations() - allocations_before;
   return t;
 }
 
-// The untimed check pass: outputs in sample order, peak memory, the SDPA backend chosen.
-void check_pass(prepared_variant& v, torch::Device device, int64_t samples, int64_t labels) {
-  v.outputs = torch::empty({samples, labels}, torch::kFloat);
+// The untimed check pass: outputs in sample order (repeats answered by the cache), peak memory.
+void check_pass(prepared_variant& v, const dataset& data, torch::Device device, int64_t labels) {
+  const auto n = static_cast<int64_t>(data.samples.size());
+  v.outputs = torch::empty({n, labels}, torch::kFloat);
   const peak_memory_scope memory(device);
-  for (const auto& b : v.batches) {
+  batch scratch;
+  lookup_pass(v, data);
+  for (std::size_t k = 0; k < v.plans.size(); ++k) {
+    const batch& b = batch_for(v, k, scratch);
     auto logits = v.executor->forward(b).to(torch::kCPU);  // (B, C)
-    auto index = torch::tensor(b.sample_index, torch::kLong);
-    v.outputs.index_copy_(0, index, logits);
+    v.outputs.index_copy_(0, torch::tensor(b.sample_index, torch::kLong), logits);
   }
   synchronize(device);
   v.result.peak_memory_bytes = memory.peak_bytes();
   v.result.peak_memory_method = memory.method();
+  // Repeats take the logits of the row that answered them: the check then sees cached results.
+  v.outputs = v.outputs.index_select(0, torch::tensor(v.answered_by, torch::kLong));
 }
 
 std::string describe_variant(const variant_config& v, const variant_config& base, const std::string& batching,
@@ -201,6 +235,10 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     if (options.on_progress) options.on_progress({phase, variant, done, total, seconds_since(started)});
   };
 
+  // Checks that need the workload come before anything is built or run.
+  const dataset data = make_dataset(cfg.workload, cfg.model);
+  check_config_against_workload(cfg, data);
+
   const torch::Device device = resolve_device(cfg.device);
   if (cfg.threads > 0) at::set_num_threads(static_cast<int>(cfg.threads));
   torch::InferenceMode inference;
@@ -210,6 +248,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   res.name = cfg.name;
   res.baseline = cfg.baseline;
   res.warmup = cfg.measure.warmup;
+  res.scenario = cfg.scenario;
+  if (cfg.scenario == "server") res.latency_bound_ms = cfg.server.latency_bound_ms;
 
   // --- model: one set of weights for every variant ---
   log("building the model");
@@ -222,7 +262,6 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   model->to(device);
 
   // --- workload ---
-  const dataset data = make_dataset(cfg.workload, cfg.model);
   const auto n_samples = static_cast<int64_t>(data.samples.size());
   res.workload = workload_info{n_samples, cfg.workload.max_length, data.description, data.real_tokens(),
                                data.min_length(), data.max_length(), data.mean_length()};
@@ -253,22 +292,48 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       continue;
     }
     const auto batching = make_batching(vc.batching, cfg.workload.max_length);
-    r.batching = batching->describe();
+    r.batching = batching->describe() + (vc.batching.pool ? " pool" : "") + (vc.batching.cache ? " cache" : "");
     r.description = describe_variant(vc, base_cfg, r.batching, base_batching);
-    v.batches = batching->make_batches(data, device);
+    // Which rows are computed: all, or with a cache only the first occurrence of each sequence.
+    std::vector<int64_t> rows;
+    v.answered_by.resize(data.samples.size());
+    result_cache first_seen;
+    for (std::size_t s = 0; s < data.samples.size(); ++s) {
+      const auto row = static_cast<int64_t>(s);
+      const auto earlier = vc.batching.cache ? first_seen.find_or_insert(data.samples[s], row) : std::nullopt;
+      v.answered_by[s] = earlier.value_or(row);
+      if (!earlier) rows.push_back(row);
+    }
+    if (vc.batching.cache) {
+      v.cache = std::make_unique<result_cache>();
+      r.cache_hit_rate = static_cast<double>(first_seen.hits()) / static_cast<double>(first_seen.lookups());
+    }
+    v.plans = batching->plan(data, rows);
+    if (cfg.measure.assemble_inputs) {
+      v.assembler = std::make_unique<input_assembler>(data, device, vc.batching.pool);
+    } else {
+      // Built once before timing, each batch in its own tensors (pooled buffers would be shared).
+      input_assembler once(data, device, /*pool=*/false);
+      for (const auto& p : v.plans) v.prebuilt.push_back(once.assemble(p));
+    }
     v.executor = make_executor(model, device, vc, cfg.model.causal);
-    r.batches = static_cast<int64_t>(v.batches.size());
+    r.batches = static_cast<int64_t>(v.plans.size());
     double flops = 0;
-    for (const auto& b : v.batches) {
-      r.real_tokens += b.real_tokens;
-      r.computed_tokens += b.input_ids.numel();
-      flops += forward_flops(cfg.model, b.input_ids.size(0), b.padded_length);
+    for (const auto& p : v.plans) {
+      for (auto row : p.rows) r.real_tokens += static_cast<int64_t>(data.samples[static_cast<std::size_t>(row)].size());
+      r.computed_tokens += p.padded_tokens();
+      flops += forward_flops(cfg.model, static_cast<int64_t>(p.rows.size()), p.padded_length);
     }
     r.flops_per_pass = flops;
+    r.padding_efficiency = static_cast<double>(r.real_tokens) / static_cast<double>(r.computed_tokens);
+    r.mean_batch_size = static_cast<double>(rows.size()) / static_cast<double>(v.plans.size());
     progress("check", vc.name, done++, static_cast<int64_t>(cfg.variants.size()));
     try {
-      check_pass(v, device, n_samples, cfg.model.num_labels);
-      if (vc.attention == attention_kind::sdpa) r.sdpa_backend_used = sdpa_backend_in_use(model, v.batches.front(), vc, device);
+      check_pass(v, data, device, cfg.model.num_labels);
+      if (vc.attention == attention_kind::sdpa) {
+        batch first = input_assembler(data, device, false).assemble(v.plans.front());
+        r.sdpa_backend_used = sdpa_backend_in_use(model, first, vc, device);
+      }
       v.runnable = true;
     } catch (const c10::Error& e) {
       r.status = status_kind::fail;
@@ -286,7 +351,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   for (int64_t w = 0; w < cfg.measure.warmup; ++w)
     for (std::size_t i = 0; i < active.size(); ++i) {
       progress("warmup", active[i]->cfg->name, w * n_active + static_cast<int64_t>(i), cfg.measure.warmup * n_active);
-      time_pass(*active[i], device);
+      time_pass(*active[i], data, device);
     }
   int64_t rounds = 0;
   const auto enough_time = [&] {
@@ -300,8 +365,9 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     for (std::size_t i = 0; i < active.size(); ++i) {
       progress("timed", active[i]->cfg->name, rounds * n_active + static_cast<int64_t>(i),
                std::max(rounds + 1, cfg.measure.repetitions) * n_active);
-      const pass_timing t = time_pass(*active[i], device);
+      const pass_timing t = time_pass(*active[i], data, device);
       active[i]->pass_s.push_back(t.seconds);
+      active[i]->timed_allocations += t.allocations;
       active[i]->batch_ms.insert(active[i]->batch_ms.end(), t.batch_ms.begin(), t.batch_ms.end());
     }
     ++rounds;
@@ -319,11 +385,14 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       std::vector<double> samples_per_s, tokens_per_s;
       for (double s : v.pass_s) {
         samples_per_s.push_back(static_cast<double>(n_samples) / s);
-        tokens_per_s.push_back(static_cast<double>(r.real_tokens) / s);
+        tokens_per_s.push_back(static_cast<double>(res.workload.real_tokens) / s);  // served, repeats included
       }
       r.throughput = summarize(samples_per_s);
       r.tokens_per_s = summarize(tokens_per_s);
       if (base.runnable) r.speedup = speedup_of(samples_per_s, base_throughput);
+      if (cfg.measure.assemble_inputs && !v.pass_s.empty())
+        r.allocations_per_batch = static_cast<double>(v.timed_allocations) /
+                                  static_cast<double>(v.pass_s.size() * v.plans.size());
       r.latency_ms = latency_summary{percentile(v.batch_ms, 50), percentile(v.batch_ms, 90), percentile(v.batch_ms, 99)};
       r.achieved_gflops = r.flops_per_pass * r.throughput.median / static_cast<double>(n_samples) / 1e9;
       r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, v.cfg->precision);
@@ -342,6 +411,16 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       r.status = r.check.status;
       if (r.status == status_kind::fail) r.reason = r.check.message;
       outcome.outputs[r.name] = v.outputs;
+      if (cfg.scenario == "server" && base.runnable) {
+        const server_sweep sweep = run_server_sweep(cfg, data, *v.cfg, *v.executor, device, base.outputs, options.on_log);
+        r.server = sweep.points;
+        r.max_sustainable_rate = sweep.max_sustainable_rate;
+        if (sweep.check.status == status_kind::fail && r.status != status_kind::fail) {
+          r.status = status_kind::fail;
+          r.check = sweep.check;
+          r.reason = "server scenario: " + sweep.check.message;
+        }
+      }
     }
     res.variants.push_back(std::move(r));
   }

@@ -1,5 +1,5 @@
-// A batching policy turns the dataset into the batches one pass runs. Static batching is the
-// foundation's; dynamic batching plugs in as another policy behind the same interface.
+// A batching policy turns the dataset into the batch plans one pass runs; the input assembler
+// turns a plan into tensors. Static and dynamic batching are the two policies.
 #pragma once
 
 #include <memory>
@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "config/config.hpp"
+#include "workload/batch_plan.hpp"
 #include "workload/dataset.hpp"
 
 namespace attnbench {
@@ -24,18 +25,40 @@ struct batch {
 class batching_base {
  public:
   virtual ~batching_base() = default;
-  std::vector<batch> make_batches(const dataset& data, torch::Device device) const {
-    return do_make_batches(data, device);
+  // Plans over `rows` (dataset indices; all of them, or the unique ones when a cache serves repeats).
+  std::vector<batch_plan> plan(const dataset& data, const std::vector<int64_t>& rows) const {
+    return do_plan(data, rows);
   }
   virtual std::string describe() const = 0;  // e.g. "static bs=8 pad=max_length"
 
  protected:
-  virtual std::vector<batch> do_make_batches(const dataset& data, torch::Device device) const = 0;
+  virtual std::vector<batch_plan> do_plan(const dataset& data, const std::vector<int64_t>& rows) const = 0;
 };
 
 std::unique_ptr<batching_base> make_batching(const batching_config& cfg, int64_t max_length);
 
-// Pads `rows` (dataset indices) to `padded_length` and moves the tensors to `device`.
-batch pack_batch(const dataset& data, std::vector<int64_t> rows, int64_t padded_length, torch::Device device);
+// Lengths of every sample, indexed by dataset row.
+std::vector<int64_t> sample_lengths(const dataset& data);
+
+// Builds a batch's tensors: [PAD]-filled ids and a mask, moved to the device. Without pooling
+// every batch allocates fresh tensors; with pooling one set per (B, S) shape is allocated once
+// and refilled, as a serving system's buffer pool does. Counts the tensors it allocates.
+class input_assembler {
+ public:
+  input_assembler(const dataset& data, torch::Device device, bool pool);
+  ~input_assembler();
+  input_assembler(const input_assembler&) = delete;
+  input_assembler& operator=(const input_assembler&) = delete;
+  batch assemble(const batch_plan& plan);
+  int64_t allocations() const { return allocations_; }
+
+ private:
+  struct pooled;
+  const dataset& data_;
+  torch::Device device_;
+  bool pool_;
+  int64_t allocations_ = 0;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<pooled>> buffers_;  // (B, S) → buffers
+};
 
 }  // namespace attnbench

@@ -16,6 +16,8 @@ namespace {
 constexpr double two_pi = 6.283185307179586;
 // BERT's vocabulary keeps [PAD]=0, [CLS]=101, [SEP]=102 and ordinary word pieces from 999 on.
 constexpr int64_t bert_vocab_min = 1000;
+// Seed offset of the duplicate-picking stream (any fixed odd constant).
+constexpr uint64_t duplicate_stream = 0x9e3779b97f4a7c15ULL;
 
 // A uniform double in [0, 1) from the top 53 bits: the same on every platform.
 double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
@@ -68,6 +70,14 @@ dataset generate(const workload_config& w, const model_config& m) {
     for (int64_t t = 1; t + 1 < len; ++t) ids[static_cast<std::size_t>(t)] = uniform_int(rng, sp.first_regular, m.vocab_size - 1);
     ids.back() = sp.sep;
     d.samples.push_back(std::move(ids));
+  }
+  if (w.duplicate_fraction > 0) {
+    // A separate stream, so adding duplicates leaves every other sample as it was.
+    std::mt19937_64 dup(w.seed ^ duplicate_stream);
+    for (std::size_t i = 1; i < d.samples.size(); ++i)
+      if (uniform01(dup) < w.duplicate_fraction)
+        d.samples[i] = d.samples[static_cast<std::size_t>(uniform_int(dup, 0, static_cast<int64_t>(i) - 1))];
+    d.description += fmt::format(", {:.0f}% duplicates requested", w.duplicate_fraction * 100);
   }
   return d;
 }

@@ -1,53 +1,114 @@
 #include "workload/static_batching.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include "workload/dynamic_batching.hpp"
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#endif
 
 namespace attnbench {
 
-batch pack_batch(const dataset& data, std::vector<int64_t> rows, int64_t padded_length, torch::Device device) {
-  const auto b = static_cast<int64_t>(rows.size());
-  const int64_t pad = special_tokens_for(INT64_MAX).pad;
-  auto ids = torch::full({b, padded_length}, pad, torch::kLong);  // (B, S)
-  auto mask = torch::zeros({b, padded_length}, torch::kBool);    // (B, S)
-  auto ids_a = ids.accessor<int64_t, 2>();
-  auto mask_a = mask.accessor<bool, 2>();
-  int64_t real = 0;
-  for (int64_t r = 0; r < b; ++r) {
-    const auto& s = data.samples[static_cast<std::size_t>(rows[static_cast<std::size_t>(r)])];
-    for (std::size_t t = 0; t < s.size(); ++t) {
-      ids_a[r][static_cast<int64_t>(t)] = s[t];
-      mask_a[r][static_cast<int64_t>(t)] = true;
-    }
-    real += static_cast<int64_t>(s.size());
-  }
-  return batch{ids.to(device), mask.to(device), std::move(rows), real, padded_length};
+std::vector<int64_t> sample_lengths(const dataset& data) {
+  std::vector<int64_t> out;
+  out.reserve(data.samples.size());
+  for (const auto& s : data.samples) out.push_back(static_cast<int64_t>(s.size()));
+  return out;
 }
 
 std::string static_batching::describe() const {
   return fmt::format("static bs={} pad={}", batch_size_, to_string(padding_));
 }
 
-std::vector<batch> static_batching::do_make_batches(const dataset& data, torch::Device device) const {
-  std::vector<batch> out;
-  const auto n = static_cast<int64_t>(data.samples.size());
-  for (int64_t start = 0; start < n; start += batch_size_) {
-    const int64_t end = std::min(n, start + batch_size_);
-    std::vector<int64_t> rows;
-    int64_t longest = 0;
-    for (int64_t i = start; i < end; ++i) {
-      rows.push_back(i);
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(data.samples[static_cast<std::size_t>(i)].size()));
-    }
-    out.push_back(pack_batch(data, std::move(rows), padding_ == padding_kind::max_length ? max_length_ : longest, device));
-  }
-  return out;
+std::vector<batch_plan> static_batching::do_plan(const dataset& data, const std::vector<int64_t>& rows) const {
+  return plan_static(rows, sample_lengths(data), batch_size_, padding_, max_length_);
+}
+
+std::string dynamic_batching::describe() const {
+  std::string grouping = cfg_.grouping == grouping_kind::sorted
+                             ? std::string("sorted")
+                             : fmt::format("bucketed[{}]", fmt::join(cfg_.boundaries, ","));
+  return fmt::format("dynamic {} max_tokens={} max_bs={}", grouping, cfg_.max_tokens, cfg_.max_batch_size);
+}
+
+std::vector<batch_plan> dynamic_batching::do_plan(const dataset& data, const std::vector<int64_t>& rows) const {
+  return plan_dynamic(rows, sample_lengths(data), cfg_);
 }
 
 std::unique_ptr<batching_base> make_batching(const batching_config& cfg, int64_t max_length) {
-  // Schema 1 knows only "static" (the parser enforces it); dynamic batching registers here.
+  if (cfg.kind == "dynamic") return std::make_unique<dynamic_batching>(cfg);
   return std::make_unique<static_batching>(cfg.batch_size, cfg.padding, max_length);
+}
+
+// One pooled set of buffers for a (B, S) shape. On CUDA the host side is pinned and the copy
+// asynchronous; `copied` marks when the device has read the host buffer, so it is not refilled
+// while a copy may still be reading it.
+struct input_assembler::pooled {
+  torch::Tensor host_ids, host_mask, dev_ids, dev_mask;
+#ifdef ATTNBENCH_WITH_CUDA
+  std::optional<at::cuda::CUDAEvent> copied;
+#endif
+};
+
+input_assembler::input_assembler(const dataset& data, torch::Device device, bool pool)
+    : data_(data), device_(device), pool_(pool) {}
+
+input_assembler::~input_assembler() = default;
+
+batch input_assembler::assemble(const batch_plan& plan) {
+  const auto b = static_cast<int64_t>(plan.rows.size());
+  const int64_t s = plan.padded_length;
+  const bool to_device = !device_.is_cpu();
+  pooled fresh;
+  pooled* buf = &fresh;
+  if (pool_) {
+    auto& slot = buffers_[{b, s}];
+    if (!slot) slot = std::make_unique<pooled>();
+    buf = slot.get();
+  }
+  if (!buf->host_ids.defined()) {
+    const auto host = torch::TensorOptions().pinned_memory(to_device && device_.is_cuda());
+    buf->host_ids = torch::empty({b, s}, host.dtype(torch::kLong));   // (B, S)
+    buf->host_mask = torch::empty({b, s}, host.dtype(torch::kBool));  // (B, S)
+    allocations_ += 2;
+  }
+#ifdef ATTNBENCH_WITH_CUDA
+  if (buf->copied) buf->copied->synchronize();
+#endif
+  const int64_t pad = special_tokens_for(INT64_MAX).pad;
+  buf->host_ids.fill_(pad);
+  buf->host_mask.fill_(false);
+  auto ids_a = buf->host_ids.accessor<int64_t, 2>();
+  auto mask_a = buf->host_mask.accessor<bool, 2>();
+  int64_t real = 0;
+  for (int64_t r = 0; r < b; ++r) {
+    const auto& sample = data_.samples[static_cast<std::size_t>(plan.rows[static_cast<std::size_t>(r)])];
+    for (std::size_t t = 0; t < sample.size(); ++t) {
+      ids_a[r][static_cast<int64_t>(t)] = sample[t];
+      mask_a[r][static_cast<int64_t>(t)] = true;
+    }
+    real += static_cast<int64_t>(sample.size());
+  }
+  torch::Tensor ids = buf->host_ids, mask = buf->host_mask;
+  if (to_device) {
+    if (!buf->dev_ids.defined()) {
+      buf->dev_ids = torch::empty({b, s}, torch::TensorOptions().device(device_).dtype(torch::kLong));
+      buf->dev_mask = torch::empty({b, s}, torch::TensorOptions().device(device_).dtype(torch::kBool));
+      allocations_ += 2;
+    }
+    buf->dev_ids.copy_(buf->host_ids, /*non_blocking=*/pool_);
+    buf->dev_mask.copy_(buf->host_mask, /*non_blocking=*/pool_);
+#ifdef ATTNBENCH_WITH_CUDA
+    if (pool_ && device_.is_cuda()) {
+      if (!buf->copied) buf->copied.emplace();
+      buf->copied->record();
+    }
+#endif
+    ids = buf->dev_ids;
+    mask = buf->dev_mask;
+  }
+  return batch{ids, mask, plan.rows, real, s};
 }
 
 }  // namespace attnbench

@@ -13,7 +13,7 @@ class static_batching : public batching_base {
   std::string describe() const override;
 
  protected:
-  std::vector<batch> do_make_batches(const dataset& data, torch::Device device) const override;
+  std::vector<batch_plan> do_plan(const dataset& data, const std::vector<int64_t>& rows) const override;
 
  private:
   int64_t batch_size_;

@@ -452,8 +452,8 @@ TEST_CASE("enumerations list the allowed values", "[config]") {
           "expected one of max_length, longest; got \"shortest\"");
   }
   SECTION("batching kind") {
-    doc["variants"][0]["batching"] = {{"kind", "dynamic"}};
-    CHECK(only_problem(doc, "variants[0].batching.kind") == "expected one of static; got \"dynamic\"");
+    doc["variants"][0]["batching"] = {{"kind", "adaptive"}};
+    CHECK(only_problem(doc, "variants[0].batching.kind") == "expected one of static, dynamic; got \"adaptive\"");
   }
   SECTION("lengths kind") {
     doc["workload"]["lengths"] = {{"kind", "normal"}, {"length", 16}};

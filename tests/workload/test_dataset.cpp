@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include <unistd.h>
 
@@ -55,10 +56,14 @@ TEST_CASE("static batching pads to max_length or to the longest sample", "[workl
   auto w = lognormal_workload(3);
   w.samples = 10;
   const auto data = make_dataset(w, m);
-  const auto padded = static_batching(4, padding_kind::max_length, 128).make_batches(data, torch::kCPU);
+  std::vector<int64_t> rows(10);
+  std::iota(rows.begin(), rows.end(), 0);
+  input_assembler assemble(data, torch::kCPU, /*pool=*/false);
+  std::vector<batch> padded, longest;
+  for (const auto& p : static_batching(4, padding_kind::max_length, 128).plan(data, rows)) padded.push_back(assemble.assemble(p));
   REQUIRE(padded.size() == 3);  // 4 + 4 + 2
   CHECK(padded[2].input_ids.sizes() == torch::IntArrayRef({2, 128}));
-  const auto longest = static_batching(4, padding_kind::longest, 128).make_batches(data, torch::kCPU);
+  for (const auto& p : static_batching(4, padding_kind::longest, 128).plan(data, rows)) longest.push_back(assemble.assemble(p));
   int64_t real = 0;
   for (const auto& b : longest) {
     int64_t longest_len = 0;

@@ -1,0 +1,189 @@
+#include "runner/server_scenario.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "check/output_check.hpp"
+#include "runner/device.hpp"
+#include "stats/summary.hpp"
+#include "workload/arrivals.hpp"
+#include "workload/batcher.hpp"
+#include "workload/batching_base.hpp"
+#include "workload/result_cache.hpp"
+
+namespace attnbench {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Past the last arrival, a run may take this long to drain its queue before the rest is dropped
+// (and the rate counted as not sustainable): bounds a run whose rate far exceeds capacity.
+constexpr double drain_limit_s = 30;
+
+struct served {
+  int64_t sample = 0;
+  double latency_s = 0;
+  torch::Tensor logits;  // (C)
+};
+
+struct rate_run {
+  std::vector<served> requests;
+  int64_t arrivals = 0;
+  int64_t batches = 0;
+  int64_t computed = 0;  // requests that went through a batch (not the cache)
+  double first_arrival_s = 0;
+  double last_completion_s = 0;
+};
+
+// One offered rate (or the trace): the load thread delivers arrivals into an inbox; this thread
+// batches and runs them until every arrival is served or the drain limit passes.
+rate_run run_rate(const config& cfg, const dataset& data, const variant_config& variant, executor_base& executor,
+                  torch::Device device, const std::vector<arrival>& arrivals) {
+  rate_run out;
+  out.arrivals = static_cast<int64_t>(arrivals.size());
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<queued_request> inbox;
+  bool all_arrived = false;
+  const auto t0 = clock_type::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(clock_type::now() - t0).count(); };
+
+  std::thread load([&] {
+    for (std::size_t i = 0; i < arrivals.size(); ++i) {
+      std::this_thread::sleep_until(t0 + std::chrono::duration_cast<clock_type::duration>(
+                                             std::chrono::duration<double>(arrivals[i].t_s)));
+      const auto len = static_cast<int64_t>(data.samples[static_cast<std::size_t>(arrivals[i].sample)].size());
+      {
+        const std::lock_guard<std::mutex> lock(mutex);
+        // The arrival time is the scheduled one: a late wake-up of this thread counts as queueing.
+        inbox.push_back({static_cast<int64_t>(i), arrivals[i].sample, len, arrivals[i].t_s});
+      }
+      wake.notify_one();
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      all_arrived = true;
+    }
+    wake.notify_one();
+  });
+
+  batcher queue(variant.batching, cfg.workload.max_length);
+  input_assembler assembler(data, device, variant.batching.pool);
+  result_cache cache;
+  std::vector<int64_t> cached_request;  // request id → the request whose logits answer it (-1: none)
+  std::vector<torch::Tensor> logits_of(arrivals.size());
+  const double last_arrival = arrivals.empty() ? 0 : arrivals.back().t_s;
+  out.first_arrival_s = arrivals.empty() ? 0 : arrivals.front().t_s;
+
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    while (!inbox.empty()) {
+      const queued_request r = inbox.front();
+      inbox.pop_front();
+      if (variant.batching.cache) {
+        const auto& tokens = data.samples[static_cast<std::size_t>(r.sample)];
+        const auto first = cache.find_or_insert(tokens, r.id);
+        if (first && logits_of[static_cast<std::size_t>(*first)].defined()) {  // computed already: answer now
+          logits_of[static_cast<std::size_t>(r.id)] = logits_of[static_cast<std::size_t>(*first)];
+          const double now = elapsed();
+          out.requests.push_back({r.sample, now - r.arrival_s, logits_of[static_cast<std::size_t>(r.id)]});
+          out.last_completion_s = now;
+          continue;
+        }
+      }
+      queue.push(r);
+    }
+    const bool drained = all_arrived && inbox.empty();
+    if (drained && queue.size() == 0) break;
+    if (elapsed() > last_arrival + drain_limit_s) break;  // overloaded: drop the rest
+    auto formed = queue.poll(elapsed(), /*flush=*/drained);
+    if (!formed) {
+      if (auto deadline = queue.deadline()) {
+        wake.wait_until(lock, t0 + std::chrono::duration_cast<clock_type::duration>(
+                                       std::chrono::duration<double>(*deadline)));
+      } else {
+        wake.wait(lock, [&] { return !inbox.empty() || all_arrived; });
+      }
+      continue;
+    }
+    lock.unlock();
+    batch_plan plan;
+    plan.padded_length = formed->padded_length;
+    for (const auto& r : formed->requests) plan.rows.push_back(r.sample);
+    const batch b = assembler.assemble(plan);
+    const torch::Tensor logits = executor.forward(b).to(torch::kCPU);  // waits for the device
+    const double done = elapsed();
+    for (std::size_t k = 0; k < formed->requests.size(); ++k) {
+      const auto& r = formed->requests[k];
+      logits_of[static_cast<std::size_t>(r.id)] = logits[static_cast<int64_t>(k)];
+      out.requests.push_back({r.sample, done - r.arrival_s, logits[static_cast<int64_t>(k)]});
+    }
+    out.last_completion_s = done;
+    ++out.batches;
+    out.computed += static_cast<int64_t>(formed->requests.size());
+    lock.lock();
+  }
+  lock.unlock();
+  load.join();
+  return out;
+}
+
+server_point summarize_rate(const rate_run& run, double offered, double bound_ms) {
+  server_point p;
+  p.offered_rate = offered;
+  p.requests = static_cast<int64_t>(run.requests.size());
+  std::vector<double> ms;
+  for (const auto& r : run.requests) ms.push_back(r.latency_s * 1e3);
+  p.p50_ms = percentile(ms, 50);
+  p.p90_ms = percentile(ms, 90);
+  p.p99_ms = percentile(ms, 99);
+  p.p999_ms = percentile(ms, 99.9);
+  const double span = run.last_completion_s - run.first_arrival_s;
+  p.achieved_rate = span > 0 ? static_cast<double>(p.requests) / span : not_a_number;
+  p.mean_batch_size = run.batches > 0 ? static_cast<double>(run.computed) / static_cast<double>(run.batches) : not_a_number;
+  p.within_bound = p.requests == run.arrivals && p.p99_ms <= bound_ms;
+  return p;
+}
+
+}  // namespace
+
+server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
+                              executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
+                              const std::function<void(const std::string&)>& log) {
+  const auto n = static_cast<int64_t>(data.samples.size());
+  const server_config& sc = cfg.server;
+  std::vector<std::pair<double, std::vector<arrival>>> runs;  // offered rate (NaN: trace), arrivals
+  if (!sc.trace.empty()) {
+    runs.emplace_back(not_a_number, read_trace(sc.trace, n));
+  } else {
+    for (double rate : sc.rates) runs.emplace_back(rate, poisson_arrivals(rate, sc.requests, sc.max_time_s, sc.seed, n));
+  }
+  server_sweep sweep;
+  std::vector<torch::Tensor> outs, refs;
+  for (const auto& [rate, arrivals] : runs) {
+    if (log) log(fmt::format("server: {} at {} requests/s ({} requests)", variant.name, rate, arrivals.size()));
+    const rate_run run = run_rate(cfg, data, variant, executor, device, arrivals);
+    server_point p = summarize_rate(run, rate, sc.latency_bound_ms);
+    if (p.within_bound && !std::isnan(rate)) sweep.max_sustainable_rate = rate;
+    sweep.points.push_back(p);
+    for (const auto& r : run.requests) {
+      outs.push_back(r.logits);
+      refs.push_back(baseline_outputs[r.sample]);
+    }
+  }
+  const double tol = cfg.check.tolerance.at(variant.precision);
+  if (outs.empty()) {
+    sweep.check.status = status_kind::fail;
+    sweep.check.message = "the server scenario served no request";
+  } else {
+    sweep.check = compare_outputs(torch::stack(outs), torch::stack(refs), tol);
+  }
+  return sweep;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,32 @@
+// The server scenario (MLPerf's "Server", Triton's perf_analyzer): requests arrive over time by
+// a seeded Poisson process at each offered rate (or replay a trace); a load thread delivers them
+// on a monotonic clock, the variant's batcher groups them, and each request's latency is its
+// completion minus its arrival — queueing and compute together. A rate sweep finds the highest
+// rate whose p99 stays under the latency bound. Every run is bounded in requests and time.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "config/config.hpp"
+#include "report/result.hpp"
+#include "runner/executor_base.hpp"
+#include "workload/dataset.hpp"
+
+namespace attnbench {
+
+struct server_sweep {
+  std::vector<server_point> points;
+  double max_sustainable_rate = not_a_number;
+  // Every served request's logits against the baseline's for its sample.
+  check_result check;
+};
+
+server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
+                              executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
+                              const std::function<void(const std::string&)>& log);
+
+}  // namespace attnbench

@@ -1,0 +1,25 @@
+// When requests arrive in the server scenario, and which sample each one asks for.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+struct arrival {
+  double t_s = 0;      // seconds after the scenario starts
+  int64_t sample = 0;  // dataset index
+};
+
+// A seeded Poisson process at `rate` requests/s: exponential gaps, at most `requests` arrivals
+// and none after `max_time_s`. Samples are taken in dataset order, wrapping around.
+std::vector<arrival> poisson_arrivals(double rate, int64_t requests, double max_time_s, uint64_t seed,
+                                      int64_t samples);
+
+// A trace file: one "seconds sample_index" pair per line ('#' starts a comment). Throws
+// input_error at path "server.trace" naming the line for an unsorted or negative time, a sample
+// that does not exist, or a malformed line.
+std::vector<arrival> read_trace(const std::string& path, int64_t samples);
+
+}  // namespace attnbench
