@@ -412,7 +412,9 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       if (r.status == status_kind::fail) r.reason = r.check.message;
       outcome.outputs[r.name] = v.outputs;
       if (cfg.scenario == "server" && base.runnable) {
-        const server_sweep sweep = run_server_sweep(cfg, data, *v.cfg, *v.executor, device, base.outputs, options.on_log);
+        const server_sweep sweep = run_server_sweep(
+            cfg, data, *v.cfg, *v.executor, device, base.outputs,
+            [&](const std::string& what, int64_t k, int64_t n) { progress("server", what, k, n); });
         r.server = sweep.points;
         r.max_sustainable_rate = sweep.max_sustainable_rate;
         if (sweep.check.status == status_kind::fail && r.status != status_kind::fail) {

@@ -154,7 +154,7 @@ server_point summarize_rate(const rate_run& run, double offered, double bound_ms
 
 server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
                               executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
-                              const std::function<void(const std::string&)>& log) {
+                              const std::function<void(const std::string&, int64_t, int64_t)>& progress) {
   const auto n = static_cast<int64_t>(data.samples.size());
   const server_config& sc = cfg.server;
   std::vector<std::pair<double, std::vector<arrival>>> runs;  // offered rate (NaN: trace), arrivals
@@ -165,8 +165,9 @@ server_sweep run_server_sweep(const config& cfg, const dataset& data, const vari
   }
   server_sweep sweep;
   std::vector<torch::Tensor> outs, refs;
-  for (const auto& [rate, arrivals] : runs) {
-    if (log) log(fmt::format("server: {} at {} requests/s ({} requests)", variant.name, rate, arrivals.size()));
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const auto& [rate, arrivals] = runs[k];
+    if (progress) progress(fmt::format("{} @ {} req/s", variant.name, rate), static_cast<int64_t>(k), static_cast<int64_t>(runs.size()));
     const rate_run run = run_rate(cfg, data, variant, executor, device, arrivals);
     server_point p = summarize_rate(run, rate, sc.latency_bound_ms);
     if (p.within_bound && !std::isnan(rate)) sweep.max_sustainable_rate = rate;

@@ -27,6 +27,6 @@ struct server_sweep {
 
 server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
                               executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
-                              const std::function<void(const std::string&)>& log);
+                              const std::function<void(const std::string&, int64_t, int64_t)>& progress);
 
 }  // namespace attnbench
