@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "cli/compare_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/validate_command.hpp"
 #include "common/build_info.hpp"
@@ -18,8 +19,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   run_command_options run_opts;
   validate_command_options validate_opts;
+  compare_command_options compare_opts;
   setup_run(app, run_opts);
   setup_validate(app, validate_opts);
+  setup_compare(app, compare_opts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -31,6 +34,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("run")) return run_run(run_opts);
     if (app.got_subcommand("validate")) return run_validate(validate_opts);
+    if (app.got_subcommand("compare")) return run_compare(compare_opts);
   } catch (const input_error& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return exit_bad_input;

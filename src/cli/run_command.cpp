@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include "cli/console.hpp"
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
 #include "report/file_output.hpp"
+#include "report/junit_writer.hpp"
 #include "report/make_writers.hpp"
 #include "report/markdown_writer.hpp"
 #include "report/npy_writer.hpp"
@@ -29,22 +29,6 @@ fs::path outputs_file(const fs::path& dir, const std::string& variant) {
   return dir / "outputs" / (safe + ".npy");
 }
 
-// Everything that could stop the reports from being written is checked before the run starts:
-// a long benchmark must not end in "cannot write".
-void preflight_output(const fs::path& dir, const std::vector<fs::path>& files, bool force) {
-  fs::path probe = dir;
-  while (!probe.empty() && !fs::exists(probe)) probe = probe.parent_path();
-  if (probe.empty()) probe = ".";
-  if (!fs::is_directory(probe) || access(probe.c_str(), W_OK) != 0)
-    throw input_error("output.dir", fmt::format("{} is not writable ({} is not a writable directory)", dir.string(), probe.string()));
-  if (force) return;
-  std::vector<problem> problems;
-  for (const auto& f : files)
-    if (fs::exists(f))
-      problems.push_back({"output.dir", fmt::format("{} exists from an earlier run; pass --force to overwrite, or choose another --out", f.string())});
-  if (!problems.empty()) throw input_error(std::move(problems));
-}
-
 }  // namespace
 
 void setup_run(CLI::App& app, run_command_options& opts) {
@@ -53,6 +37,7 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_option("--out", opts.out, "Output directory (overrides the config's output.dir)");
   cmd->add_flag("--force", opts.force, "Overwrite result files of an earlier run in the output directory");
   cmd->add_flag("--save-outputs", opts.save_outputs, "Also write each variant's logits as outputs/<variant>.npy");
+  cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant check");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
   // Test-only: perturbs one variant's outputs so the suite can prove a mismatch is caught.
@@ -71,7 +56,11 @@ int run_run(const run_command_options& opts) {
   if (opts.save_outputs)
     for (const auto& v : cfg.variants)
       if (!v.pending) files.push_back(outputs_file(dir, v.name));
-  preflight_output(dir, files, opts.force);
+  std::vector<problem> problems = output_problems(files, opts.force, "output.dir", "--out");
+  if (!opts.junit.empty())
+    for (auto& p : output_problems({opts.junit}, opts.force, "--junit", "--junit"))
+      problems.push_back(std::move(p));
+  if (!problems.empty()) throw input_error(std::move(problems));
 
   run_options ro;
   ro.on_progress = [&](const progress_event& e) { out.progress(e); };
@@ -89,6 +78,8 @@ int run_run(const run_command_options& opts) {
       write_file_atomic(outputs_file(dir, name), encode_npy_f32(c.data_ptr<float>(), c.sizes().vec()));
     }
   }
+
+  if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(outcome.result)));
 
   fmt::print("{}\n", markdown_table(outcome.result));
   for (const auto& v : outcome.result.variants)

@@ -57,6 +57,10 @@ void csv_writer::do_write(const run_result& result, std::ostream& out) const {
                   "cosine",
                   "top1_agreement",
                   "top1_agreement_decisive",
+                  "padding_efficiency",
+                  "mean_batch_size",
+                  "cache_hit_rate",
+                  "max_sustainable_rate",
                   "reason"});
   for (const auto& v : result.variants) {
     write_row(out, {quoted(v.name),
@@ -84,6 +88,10 @@ void csv_writer::do_write(const run_result& result, std::ostream& out) const {
                     number(v.check.cosine),
                     number(v.check.top1_agreement),
                     number(v.check.top1_agreement_decisive),
+                    number(v.padding_efficiency),
+                    number(v.mean_batch_size),
+                    number(v.cache_hit_rate),
+                    number(v.max_sustainable_rate),
                     quoted(v.reason)});
   }
 }

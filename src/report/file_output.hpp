@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "report/result.hpp"
 #include "report/writer_base.hpp"
 
@@ -16,6 +17,19 @@ namespace attnbench {
 // (atomic on POSIX within one file system). On failure removes the temporary file and throws
 // input_error naming the path and the system's reason.
 void write_file_atomic(const std::filesystem::path& path, const std::string& contents);
+
+// write_file_atomic into a directory created first when missing (with its parents): for output
+// paths the user names, such as --junit FILE, whose directory preflight_outputs accepted.
+void write_output_file(const std::filesystem::path& path, const std::string& contents);
+
+// Everything that could stop output files from being written, checked before any work starts (a
+// long benchmark must not end in "cannot write"): the nearest existing ancestor of each file's
+// directory must be a writable directory, and unless `force` no file may exist. Returns every
+// problem, with JSON path or option `where` (e.g. "output.dir", "--junit"); `option` is the flag
+// to name for choosing another place (e.g. "--out"). Callers collect the problems of all their
+// outputs and throw input_error once, so the user sees them together.
+std::vector<problem> output_problems(const std::vector<std::filesystem::path>& files, bool force,
+                                     const std::string& where, const std::string& option);
 
 // Writes one file per writer into `dir` (created if missing). Unless `force`, throws
 // input_error before writing anything when any target file already exists. All files are

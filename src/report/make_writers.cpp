@@ -8,22 +8,28 @@
 #include "report/csv_writer.hpp"
 #include "report/json_writer.hpp"
 #include "report/markdown_writer.hpp"
+#include "report/svg_writer.hpp"
 
 namespace attnbench {
 
 std::vector<std::unique_ptr<writer_base>> make_writers(const std::vector<std::string>& formats) {
+  const auto listed = [&](const std::string& f) { return std::count(formats.begin(), formats.end(), f); };
   std::vector<std::unique_ptr<writer_base>> writers;
   for (const auto& f : formats) {
-    if (std::count(formats.begin(), formats.end(), f) > 1)
-      throw input_error(fmt::format("output format '{}' given more than once", f));
+    if (listed(f) > 1) throw input_error(fmt::format("output format '{}' given more than once", f));
     if (f == "json") {
       writers.push_back(std::make_unique<json_writer>());
     } else if (f == "csv") {
       writers.push_back(std::make_unique<csv_writer>());
     } else if (f == "md") {
-      writers.push_back(std::make_unique<markdown_writer>());
+      // The report shows its chart, so the chart comes with it: a reference that never dangles.
+      const svg_writer chart;
+      writers.push_back(std::make_unique<markdown_writer>(chart.file_name()));
+      if (listed("svg") == 0) writers.push_back(std::make_unique<svg_writer>());
+    } else if (f == "svg") {
+      writers.push_back(std::make_unique<svg_writer>());
     } else {
-      throw input_error(fmt::format("unknown output format '{}'; expected json, csv or md", f));
+      throw input_error(fmt::format("unknown output format '{}'; expected json, csv, md or svg", f));
     }
   }
   return writers;

@@ -9,8 +9,9 @@
 
 namespace attnbench {
 
-// One writer per name, in the order given: "json", "csv", "md". Unknown names or duplicates
-// throw input_error.
+// One writer per name, in the order given: "json", "csv", "md", "svg". "md" brings the svg
+// writer with it (right after it, unless "svg" is listed too): report.md shows throughput.svg,
+// so whoever asks for the report gets its chart. Unknown names or duplicates throw input_error.
 std::vector<std::unique_ptr<writer_base>> make_writers(const std::vector<std::string>& formats);
 
 }  // namespace attnbench

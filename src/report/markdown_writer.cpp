@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <ostream>
@@ -18,19 +19,7 @@ constexpr double one_decimal_from = 10.0;     // speedups ≥ 10× get 1 decimal
 constexpr double bytes_per_kib = 1024.0;
 constexpr double percent = 100.0;
 
-// Text for one table cell: a '|' would end the cell and a newline the row.
-std::string cell(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n' || c == '\r')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
+std::string cell(const std::string& text) { return markdown_cell(text); }
 
 std::string or_unknown(const std::string& s) { return s.empty() ? "unknown" : s; }
 
@@ -117,17 +106,50 @@ void write_environment(const run_result& r, std::ostream& out) {
       "Throughput is the median ± half the 95% CI of the mean; speedup is the ratio of medians, in "
       "brackets its 95% paired-bootstrap CI.\n",
       r.baseline, r.warmup, r.repetitions);
+  if (r.scenario != "offline") {
+    out << "Scenario: " << r.scenario;
+    if (std::isfinite(r.latency_bound_ms))
+      out << fmt::format(", latency bound p99 ≤ {} ms", fixed(r.latency_bound_ms, 1));
+    out << ".\n";
+  }
+}
+
+bool any_finite(const run_result& r, double variant_result::*field) {
+  for (const auto& v : r.variants)
+    if (std::isfinite(v.*field)) return true;
+  return false;
 }
 
 void write_detail_table(const run_result& r, std::ostream& out) {
-  write_row(out, {"Method", "tokens/s", "latency p50 (ms)", "latency p99 (ms)", "peak memory",
-                  "GFLOP/s (% of ceiling)", "rel. L2 err", "top-1 agree", "status"});
-  write_row(out, {"---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"});
+  // Pooling and the result cache are measured only by the variants that use them: their
+  // columns appear only when some variant has a value.
+  const bool cache = any_finite(r, &variant_result::cache_hit_rate);
+  const bool allocations = any_finite(r, &variant_result::allocations_per_batch);
+  std::vector<std::string> header = {"Method",     "tokens/s",         "padding efficiency",
+                                     "mean batch", "latency p50 (ms)", "latency p99 (ms)"};
+  if (cache) header.emplace_back("cache hit rate");
+  if (allocations) header.emplace_back("allocations/batch");
+  for (const char* h : {"peak memory", "GFLOP/s (% of ceiling)", "rel. L2 err", "top-1 agree", "status"})
+    header.emplace_back(h);
+  std::vector<std::string> align(header.size() - 1, "---:");
+  align.insert(align.begin(), "---");  // Method: text, left
+  align.back() = "---";                // status: text, left
+  write_row(out, header);
+  write_row(out, align);
   std::set<std::string> memory_methods;
   for (const auto& v : r.variants) {
-    write_row(out, {cell(v.name), fixed(v.tokens_per_s.median, 0), fixed(v.latency_ms.p50, 2),
-                    fixed(v.latency_ms.p99, 2), human_bytes(v.peak_memory_bytes), gflops_cell(v),
-                    scientific(v.check.rel_l2), share_cell(v.check.top1_agreement), to_string(v.status)});
+    std::vector<std::string> row = {cell(v.name),
+                                    fixed(v.tokens_per_s.median, 0),
+                                    share_cell(v.padding_efficiency),
+                                    fixed(v.mean_batch_size, 1),
+                                    fixed(v.latency_ms.p50, 2),
+                                    fixed(v.latency_ms.p99, 2)};
+    if (cache) row.push_back(share_cell(v.cache_hit_rate));
+    if (allocations) row.push_back(fixed(v.allocations_per_batch, 2));
+    for (auto&& c : {human_bytes(v.peak_memory_bytes), gflops_cell(v), scientific(v.check.rel_l2),
+                     share_cell(v.check.top1_agreement), to_string(v.status)})
+      row.push_back(c);
+    write_row(out, row);
     if (!v.peak_memory_method.empty()) memory_methods.insert(v.peak_memory_method);
   }
   if (!memory_methods.empty()) {
@@ -135,6 +157,33 @@ void write_detail_table(const run_result& r, std::ostream& out) {
     for (auto it = memory_methods.begin(); it != memory_methods.end(); ++it)
       out << (it == memory_methods.begin() ? "" : "; ") << *it;
     out << ".\n";
+  }
+}
+
+// The server scenario's rate sweep, one table per variant that has one.
+void write_server_tables(const run_result& r, std::ostream& out) {
+  out << "\n## Server scenario\n\n";
+  out << "Requests arrive at each offered rate and a batcher groups them; latency is completion − arrival, "
+         "per request.";
+  if (std::isfinite(r.latency_bound_ms))
+    out << fmt::format(
+        " The bound is p99 ≤ {} ms; the max sustainable rate is the highest offered rate that met it.",
+        fixed(r.latency_bound_ms, 1));
+  out << '\n';
+  for (const auto& v : r.variants) {
+    if (v.server.empty()) continue;
+    out << "\n### " << v.name << "\n\n";
+    out << "Max sustainable rate: "
+        << (std::isfinite(v.max_sustainable_rate) ? fixed(v.max_sustainable_rate, 1) + " requests/s"
+                                                  : std::string("none of the offered rates met the bound"))
+        << ".\n\n";
+    write_row(out, {"offered rate (req/s)", "achieved (req/s)", "p50 (ms)", "p90 (ms)", "p99 (ms)",
+                    "p99.9 (ms)", "mean batch", "within bound"});
+    write_row(out, {"---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"});
+    for (const auto& p : v.server)
+      write_row(out, {std::isnan(p.offered_rate) ? "trace" : fixed(p.offered_rate, 1),
+                      fixed(p.achieved_rate, 1), fixed(p.p50_ms, 2), fixed(p.p90_ms, 2), fixed(p.p99_ms, 2),
+                      fixed(p.p999_ms, 2), fixed(p.mean_batch_size, 1), p.within_bound ? "yes" : "no"});
   }
 }
 
@@ -149,6 +198,19 @@ void write_variant_list(const run_result& r, std::ostream& out) {
 }
 
 }  // namespace
+
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
 
 std::string markdown_table(const run_result& r) {
   fmt::memory_buffer buf;
@@ -170,7 +232,11 @@ void markdown_writer::do_write(const run_result& r, std::ostream& out) const {
   out << "# " << r.name << "\n\n";
   write_environment(r, out);
   out << '\n' << markdown_table(r) << '\n';
+  if (!chart_file_.empty()) out << "![Throughput and speedup per variant](" << chart_file_ << ")\n\n";
   write_detail_table(r, out);
+  const bool server = std::any_of(r.variants.begin(), r.variants.end(),
+                                  [](const variant_result& v) { return !v.server.empty(); });
+  if (server) write_server_tables(r, out);
   out << "\n## Variants\n\n";
   write_variant_list(r, out);
 }

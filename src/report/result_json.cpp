@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <system_error>
 
 #include "common/error.hpp"
 
@@ -43,7 +48,21 @@ ojson to_json(const check_result& c) {
           {"nonfinite", c.nonfinite}};
 }
 
+ojson to_json(const server_point& p) {
+  return {{"offered_rate", number(p.offered_rate)},
+          {"achieved_rate", number(p.achieved_rate)},
+          {"requests", p.requests},
+          {"p50_ms", number(p.p50_ms)},
+          {"p90_ms", number(p.p90_ms)},
+          {"p99_ms", number(p.p99_ms)},
+          {"p999_ms", number(p.p999_ms)},
+          {"mean_batch_size", number(p.mean_batch_size)},
+          {"within_bound", p.within_bound}};
+}
+
 ojson to_json(const variant_result& v) {
+  ojson server = ojson::array();
+  for (const auto& p : v.server) server.push_back(to_json(p));
   return {{"name", v.name},
           {"description", v.description},
           {"is_baseline", v.is_baseline},
@@ -57,6 +76,10 @@ ojson to_json(const variant_result& v) {
           {"batches", v.batches},
           {"real_tokens", v.real_tokens},
           {"computed_tokens", v.computed_tokens},
+          {"padding_efficiency", number(v.padding_efficiency)},
+          {"mean_batch_size", number(v.mean_batch_size)},
+          {"allocations_per_batch", number(v.allocations_per_batch)},
+          {"cache_hit_rate", number(v.cache_hit_rate)},
           {"throughput", to_json(v.throughput)},
           {"tokens_per_s", to_json(v.tokens_per_s)},
           {"speedup",
@@ -67,6 +90,8 @@ ojson to_json(const variant_result& v) {
            {{"p50", number(v.latency_ms.p50)},
             {"p90", number(v.latency_ms.p90)},
             {"p99", number(v.latency_ms.p99)}}},
+          {"server", server},
+          {"max_sustainable_rate", number(v.max_sustainable_rate)},
           {"peak_memory_bytes",
            v.peak_memory_bytes == memory_not_measured ? ojson(nullptr) : ojson(v.peak_memory_bytes)},
           {"peak_memory_method", v.peak_memory_method},
@@ -108,6 +133,7 @@ class reader {
     if (it == j_.end()) throw input_error(path_of(key), "missing field");
     return *it;
   }
+  bool has(const std::string& key) const { return j_.contains(key); }
   reader object(const std::string& key) const { return {at(key), path_of(key)}; }
   const ojson& array(const std::string& key) const {
     const ojson& v = at(key);
@@ -115,6 +141,11 @@ class reader {
     return v;
   }
   double number(const std::string& key) const { return as_number(at(key), path_of(key)); }
+  // Fields added after schema version 1 was first written: absent in older files, read as
+  // `fallback` so those files still load.
+  double optional_number(const std::string& key, double fallback = not_a_number) const {
+    return has(key) ? number(key) : fallback;
+  }
   int64_t integer(const std::string& key) const {
     const ojson& v = at(key);
     if (!v.is_number_integer()) throw input_error(path_of(key), "expected an integer");
@@ -182,6 +213,20 @@ check_result check_from(const reader& r) {
   return c;
 }
 
+server_point server_point_from(const reader& r) {
+  server_point p;
+  p.offered_rate = r.number("offered_rate");
+  p.achieved_rate = r.number("achieved_rate");
+  p.requests = r.integer("requests");
+  p.p50_ms = r.number("p50_ms");
+  p.p90_ms = r.number("p90_ms");
+  p.p99_ms = r.number("p99_ms");
+  p.p999_ms = r.number("p999_ms");
+  p.mean_batch_size = r.number("mean_batch_size");
+  p.within_bound = r.boolean("within_bound");
+  return p;
+}
+
 variant_result variant_from(const reader& r) {
   variant_result v;
   v.name = r.string("name");
@@ -197,12 +242,22 @@ variant_result variant_from(const reader& r) {
   v.batches = r.integer("batches");
   v.real_tokens = r.integer("real_tokens");
   v.computed_tokens = r.integer("computed_tokens");
+  v.padding_efficiency = r.optional_number("padding_efficiency");
+  v.mean_batch_size = r.optional_number("mean_batch_size");
+  v.allocations_per_batch = r.optional_number("allocations_per_batch");
+  v.cache_hit_rate = r.optional_number("cache_hit_rate");
   v.throughput = summary_from(r.object("throughput"));
   v.tokens_per_s = summary_from(r.object("tokens_per_s"));
   const reader speedup = r.object("speedup");
   v.speedup = {speedup.number("median"), speedup.number("ci_low"), speedup.number("ci_high")};
   const reader latency = r.object("latency_ms");
   v.latency_ms = {latency.number("p50"), latency.number("p90"), latency.number("p99")};
+  if (r.has("server")) {
+    const ojson& server = r.array("server");
+    for (size_t i = 0; i < server.size(); ++i)
+      v.server.push_back(server_point_from(reader(server[i], fmt::format("{}[{}]", r.path_of("server"), i))));
+  }
+  v.max_sustainable_rate = r.optional_number("max_sustainable_rate");
   v.peak_memory_bytes =
       r.at("peak_memory_bytes").is_null() ? memory_not_measured : r.integer("peak_memory_bytes");
   v.peak_memory_method = r.string("peak_memory_method");
@@ -296,6 +351,8 @@ ojson run_result_to_json(const run_result& r) {
             {"max_length_seen", w.max_length_seen},
             {"mean_length", number(w.mean_length)}}},
           {"measure", {{"warmup", r.warmup}, {"repetitions", r.repetitions}}},
+          {"scenario", r.scenario},
+          {"latency_bound_ms", number(r.latency_bound_ms)},
           {"variants", variants}};
 }
 
@@ -315,6 +372,8 @@ run_result run_result_from_json(const ojson& j) {
   const reader measure = top.object("measure");
   r.warmup = measure.integer("warmup");
   r.repetitions = measure.integer("repetitions");
+  if (top.has("scenario")) r.scenario = top.string("scenario");
+  r.latency_bound_ms = top.optional_number("latency_bound_ms");
   const ojson& variants = top.array("variants");
   for (size_t i = 0; i < variants.size(); ++i)
     r.variants.push_back(variant_from(reader(variants[i], fmt::format("variants[{}]", i))));
@@ -322,5 +381,33 @@ run_result run_result_from_json(const ojson& j) {
 }
 
 run_result run_result_from_json(const nlohmann::json& j) { return run_result_from_json(ojson(j)); }
+
+run_result load_run_result(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw input_error(file, "cannot read: is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(file, fmt::format("cannot read: {}", std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw input_error(file, fmt::format("cannot read: {}", std::strerror(errno)));
+  ojson j;
+  try {
+    j = ojson::parse(text.str());
+  } catch (const ojson::parse_error& e) {
+    // nlohmann's text is "[json.exception.parse_error.101] parse error at line 3, column 5: …".
+    std::string what = e.what();
+    const auto tag_end = what.find("] ");
+    if (tag_end != std::string::npos) what = what.substr(tag_end + 2);
+    throw input_error(file, "invalid JSON: " + what);
+  }
+  try {
+    return run_result_from_json(j);
+  } catch (const input_error& e) {
+    std::vector<problem> problems;
+    for (const auto& p : e.problems()) problems.push_back({file, p.to_string()});
+    throw input_error(std::move(problems));
+  }
+}
 
 }  // namespace attnbench

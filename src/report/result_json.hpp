@@ -3,6 +3,8 @@
 // (not measured) is written as null and read back as -1.
 #pragma once
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "report/result.hpp"
@@ -17,5 +19,10 @@ run_result run_result_from_json(const nlohmann::ordered_json& j);
 // Same, for documents parsed with nlohmann::json (which sorts object keys, so environment.config
 // comes back with its keys sorted).
 run_result run_result_from_json(const nlohmann::json& j);
+
+// Reads a results.json file. Every failure (unreadable, invalid JSON with its line and column, a
+// schema version or field problem with its JSON path) throws input_error whose message starts
+// with the file's path, so a tool comparing two files says which one is wrong.
+run_result load_run_result(const std::filesystem::path& path);
 
 }  // namespace attnbench

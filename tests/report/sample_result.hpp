@@ -50,6 +50,8 @@ inline run_result sample_result() {
     v.batches = 32;
     v.real_tokens = 35112;
     v.computed_tokens = 48640;
+    v.padding_efficiency = 35112.0 / 48640;
+    v.mean_batch_size = 256.0 / 32;
     v.flops_per_pass = flops_per_pass;
     v.achieved_gflops = flops_per_pass * v.throughput.median / 256 / 1e9;
     v.ceiling_share = v.achieved_gflops / ceiling_gflops;
@@ -97,6 +99,38 @@ inline run_result sample_result() {
   skipped.check.message = "not run";
 
   r.variants = {base, fast, skipped};
+  return r;
+}
+
+// `r` with variant `index`'s throughput replaced by `samples` (summary recomputed): the compare
+// tests shape distributions with it.
+inline run_result with_throughput(run_result r, size_t index, const std::vector<double>& samples) {
+  r.variants.at(index).throughput = summarize(samples);
+  return r;
+}
+
+// `samples` scaled by `factor` (0.8: 20% slower).
+inline std::vector<double> scaled(std::vector<double> samples, double factor) {
+  for (double& s : samples) s *= factor;
+  return samples;
+}
+
+// The same run in the server scenario: the fast variant has a rate sweep, a result cache and
+// pooled input buffers; the baseline has none of them (NaN, empty), as a variant without them.
+inline run_result server_sample_result() {
+  run_result r = sample_result();
+  r.scenario = "server";
+  r.latency_bound_ms = 250;
+  variant_result& fast = r.variants[1];
+  fast.cache_hit_rate = 0.25;
+  fast.allocations_per_batch = 0.0;
+  fast.server = {
+      {50, 49.6, 1000, 60.2, 88.1, 120.5, 180.3, 3.1, true},
+      {100, 97.9, 2000, 92.4, 170.2, 231.7, 301.9, 6.4, true},
+      {200, 121.3, 2400, 850.5, 1400.2, 1702.8, 1850.1, 8.0, false},
+      {not_a_number, 75.0, 500, 70.1, 95.5, 140.0, 160.2, 4.2, true},  // a trace replay
+  };
+  fast.max_sustainable_rate = 100;
   return r;
 }
 

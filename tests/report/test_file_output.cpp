@@ -76,7 +76,37 @@ TEST_CASE("write_reports refuses to overwrite without force", "[report]") {
     CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
     ++files;
   }
-  CHECK(files == 3);
+  CHECK(files == 4);  // results.json, results.csv, report.md and its throughput.svg
+}
+
+TEST_CASE("output_problems: every problem before anything is written", "[report]") {
+  scratch_dir dir;
+  fs::create_directories(dir.path / "out");
+  std::ofstream(dir.path / "out" / "compare.json") << "{}";
+  std::ofstream(dir.path / "out" / "compare.md") << "#";
+  const std::vector<fs::path> files = {dir.path / "out" / "compare.json", dir.path / "out" / "compare.md",
+                                       dir.path / "new" / "deeper" / "junit.xml"};
+  const std::vector<problem> found = output_problems(files, false, "--out", "--out");
+  REQUIRE(found.size() == 2);
+  CHECK(found[0].to_string() ==
+        "--out: " + (dir.path / "out" / "compare.json").string() +
+            " exists from an earlier run; pass --force to overwrite, or choose another --out");
+  CHECK_THAT(found[1].message, Catch::StartsWith((dir.path / "out" / "compare.md").string()));
+  CHECK(output_problems(files, true, "--out", "--out").empty());  // missing directories will be created
+  CHECK(dir.entries() == 1);                                      // nothing created by checking
+
+  std::ofstream(dir.path / "file") << "x";
+  const std::vector<problem> unwritable =
+      output_problems({dir.path / "file" / "a.xml", dir.path / "file" / "b.xml"}, true, "--junit", "--junit");
+  REQUIRE(unwritable.size() == 1);  // once per directory
+  CHECK(unwritable[0].to_string() == "--junit: " + (dir.path / "file").string() + " is not writable (" +
+                                         (dir.path / "file").string() + " is not a writable directory)");
+}
+
+TEST_CASE("write_output_file creates the directory", "[report]") {
+  scratch_dir dir;
+  write_output_file(dir.path / "a" / "b" / "junit.xml", "<x/>\n");
+  CHECK(read(dir.path / "a" / "b" / "junit.xml") == "<x/>\n");
 }
 
 TEST_CASE("write_reports reports an unusable directory", "[report]") {

@@ -10,7 +10,9 @@
 #include "report/json_writer.hpp"
 #include "report/make_writers.hpp"
 #include "report/markdown_writer.hpp"
+#include "report/svg_writer.hpp"
 #include "sample_result.hpp"
+#include "xml_check.hpp"
 
 #ifndef ATTNBENCH_TEST_DATA_DIR
 #error "define ATTNBENCH_TEST_DATA_DIR as the tests/ directory"
@@ -59,7 +61,69 @@ TEST_CASE("writers match the golden files", "[report]") {
   const run_result r = testing::sample_result();
   SECTION("json") { check_golden("results.json", render(json_writer{}, r)); }
   SECTION("csv") { check_golden("results.csv", render(csv_writer{}, r)); }
-  SECTION("markdown") { check_golden("report.md", render(markdown_writer{}, r)); }
+  SECTION("markdown") { check_golden("report.md", render(markdown_writer{"throughput.svg"}, r)); }
+  SECTION("svg") { check_golden("throughput.svg", render(svg_writer{}, r)); }
+  SECTION("server scenario, markdown") {
+    check_golden("report-server.md", render(markdown_writer{}, testing::server_sample_result()));
+  }
+}
+
+TEST_CASE("markdown: the chart only when one is written, new columns only when measured", "[report]") {
+  const run_result r = testing::sample_result();
+  const std::string with_chart = render(markdown_writer{"throughput.svg"}, r);
+  CHECK_THAT(with_chart, Catch::Contains("![Throughput and speedup per variant](throughput.svg)"));
+  const std::string without = render(markdown_writer{}, r);
+  CHECK(without.find("![") == std::string::npos);
+  // padding efficiency and mean batch size are always columns; a skipped variant shows n/a.
+  CHECK_THAT(without, Catch::Contains("| fp32-naive | 5669 | 72.2% | 8.0 | 193.40 |"));
+  CHECK_THAT(without, Catch::Contains("| fp16-flash | n/a | n/a | n/a |"));
+  // No variant uses the cache, pooling or the server scenario: none of their columns or tables.
+  CHECK(without.find("cache hit rate") == std::string::npos);
+  CHECK(without.find("allocations/batch") == std::string::npos);
+  CHECK(without.find("Server scenario") == std::string::npos);
+  CHECK(without.find("Scenario:") == std::string::npos);
+
+  const std::string server = render(markdown_writer{}, testing::server_sample_result());
+  CHECK_THAT(server, Catch::Contains("Scenario: server, latency bound p99 ≤ 250.0 ms."));
+  CHECK_THAT(server, Catch::Contains("| cache hit rate | allocations/batch |"));
+  CHECK_THAT(server, Catch::Contains("| 72.2% | 8.0 | 81.20 | 92.40 | 25.0% | 0.00 |"));
+  CHECK_THAT(server, Catch::Contains("| fp32-naive | 5669 | 72.2% | 8.0 | 193.40 | 215.20 | n/a | n/a |"));
+  CHECK_THAT(server, Catch::Contains("### bf16-sdpa\n\nMax sustainable rate: 100.0 requests/s."));
+  CHECK_THAT(server,
+             Catch::Contains("| offered rate (req/s) | achieved (req/s) | p50 (ms) | p90 (ms) | p99 (ms) | "
+                             "p99.9 (ms) | mean batch | within bound |"));
+  CHECK_THAT(server, Catch::Contains("| 200.0 | 121.3 | 850.50 | 1400.20 | 1702.80 | 1850.10 | 8.0 | no |"));
+  CHECK_THAT(server, Catch::Contains("| trace | 75.0 |"));
+  CHECK(server.find("### fp32-naive") == std::string::npos);  // no sweep, no table
+}
+
+TEST_CASE("svg chart: one bar per variant that ran, in each panel; FAIL marked, SKIPPED without a bar",
+          "[report]") {
+  run_result r = testing::sample_result();
+  const std::string svg = render(svg_writer{}, r);
+  INFO(svg);
+  CHECK(testing::xml_problem(svg).empty());
+  CHECK(testing::count_of(svg, "<rect class=\"bar\"") == 4);  // 2 ran × (throughput, speedup)
+  CHECK_THAT(svg, Catch::Contains(
+                      ">skipped: flash backend needs a CUDA device, this run is on &quot;cpu&quot;</text>"));
+  CHECK_THAT(svg, Catch::Contains(">98.20</text>"));
+  CHECK_THAT(svg, Catch::Contains(">1.00× (baseline)</text>"));
+  CHECK(svg.find("#e15759") == std::string::npos);
+
+  r.variants[1].status = status_kind::fail;
+  r.variants[1].name = "<b>&co";
+  const std::string failed = render(svg_writer{}, r);
+  CHECK(testing::xml_problem(failed).empty());
+  CHECK(testing::count_of(failed, "<rect class=\"bar\"") == 4);  // a FAIL still ran: it is drawn, in red
+  CHECK(testing::count_of(failed, "<rect class=\"bar\" fill=\"#e15759\"") == 2);
+  CHECK_THAT(failed, Catch::Contains(">98.20 (FAIL)</text>"));
+  CHECK_THAT(failed, Catch::Contains("&lt;b&gt;&amp;co"));
+
+  r.variants = {};
+  const std::string empty = render(svg_writer{}, r);
+  CHECK(testing::xml_problem(empty).empty());
+  CHECK(testing::count_of(empty, "<rect class=\"bar\"") == 0);
+  CHECK_THAT(empty, Catch::Contains(">no variants</text>"));
 }
 
 TEST_CASE("csv quotes per RFC 4180 and leaves undefined values empty", "[report]") {
@@ -67,9 +131,19 @@ TEST_CASE("csv quotes per RFC 4180 and leaves undefined values empty", "[report]
   CHECK(csv.find(R"(,"static bs=8, pad=longest",)") != std::string::npos);
   CHECK(csv.find(R"(,"flash backend needs a CUDA device, this run is on ""cpu""")") != std::string::npos);
   CHECK(
-      csv.find("fp16-flash,SKIPPED,amp-fp16,sdpa,,\"static bs=8, pad=longest\",,,,,,,,,,,,,,,,,,,,\"flash") !=
+      csv.find(
+          "fp16-flash,SKIPPED,amp-fp16,sdpa,,\"static bs=8, pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,\"flash") !=
       std::string::npos);
   CHECK(csv.find("nan") == std::string::npos);
+}
+
+TEST_CASE("csv: padding, batch size, cache and sustainable-rate columns", "[report]") {
+  const std::string csv = render(csv_writer{}, testing::server_sample_result());
+  CHECK_THAT(csv,
+             Catch::Contains(",top1_agreement_decisive,padding_efficiency,mean_batch_size,cache_hit_rate,"
+                             "max_sustainable_rate,reason\n"));
+  CHECK_THAT(csv, Catch::Contains(",0.721875,8,0.25,100,\n"));  // bf16-sdpa: every column
+  CHECK_THAT(csv, Catch::Contains(",0.721875,8,,,\n"));         // fp32-naive: no cache, no sweep
 }
 
 TEST_CASE("markdown headline table", "[report]") {
@@ -87,11 +161,19 @@ TEST_CASE("markdown headline table", "[report]") {
 
 TEST_CASE("make_writers", "[report]") {
   const auto writers = make_writers({"md", "json", "csv"});
-  REQUIRE(writers.size() == 3);
+  REQUIRE(writers.size() == 4);
   CHECK(writers[0]->name() == "md");
   CHECK(writers[0]->file_name() == "report.md");
-  CHECK(writers[1]->file_name() == "results.json");
-  CHECK(writers[2]->file_name() == "results.csv");
+  CHECK(writers[1]->name() == "svg");  // the chart report.md shows comes with it
+  CHECK(writers[1]->file_name() == "throughput.svg");
+  CHECK(writers[2]->file_name() == "results.json");
+  CHECK(writers[3]->file_name() == "results.csv");
+  CHECK_THAT(render(*writers[0], testing::sample_result()), Catch::Contains("](throughput.svg)"));
+  const auto svg_listed = make_writers({"svg", "md"});
+  REQUIRE(svg_listed.size() == 2);
+  CHECK(svg_listed[0]->name() == "svg");
+  CHECK(svg_listed[1]->name() == "md");
+  CHECK(make_writers({"svg"}).size() == 1);
   CHECK(make_writers({}).empty());
   CHECK_THROWS_AS(make_writers({"xml"}), input_error);
   CHECK_THROWS_WITH(make_writers({"json", "json"}), Catch::Contains("more than once"));

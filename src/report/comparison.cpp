@@ -1,0 +1,229 @@
+#include "report/comparison.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "stats/mann_whitney.hpp"
+#include "stats/summary.hpp"
+
+namespace attnbench {
+namespace {
+
+// Repetitions beyond which repetitions_needed stops looking: min_two_sided_p(n, n) is below
+// 1e-10 by n = 20, far under any alpha anyone uses.
+constexpr int64_t max_repetitions_searched = 1000;
+
+bool fails(const variant_result& v) {
+  return v.status == status_kind::fail || v.check.status == status_kind::fail;
+}
+
+std::vector<double> finite_samples(const summary& s) {
+  std::vector<double> out;
+  for (double v : s.samples)
+    if (std::isfinite(v)) out.push_back(v);
+  return out;
+}
+
+compared_side side_of(const variant_result& v) {
+  compared_side s;
+  s.present = true;
+  s.status = v.status;
+  s.check_status = v.check.status;
+  s.rel_l2 = v.check.rel_l2;
+  const std::vector<double> samples = finite_samples(v.throughput);
+  s.n = static_cast<int64_t>(samples.size());
+  s.median = samples.empty() ? v.throughput.median : median(samples);
+  return s;
+}
+
+const variant_result* find(const run_result& r, const std::string& name) {
+  for (const auto& v : r.variants)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+std::string percent(double fraction) { return fmt::format("{:g}%", fraction * 100); }
+
+void judge_throughput(variant_comparison& c, const variant_result& base, const variant_result& candidate,
+                      const compare_options& o) {
+  c.has_verdict = true;
+  const std::vector<double> b = finite_samples(base.throughput), n = finite_samples(candidate.throughput);
+  c.change = c.candidate.median / c.base.median - 1;
+  c.min_p = min_two_sided_p(static_cast<int64_t>(b.size()), static_cast<int64_t>(n.size()));
+  if (b.empty() || n.empty()) {
+    c.outcome = verdict::noisy;
+    c.note = fmt::format("no throughput samples in {}", b.empty() ? "BASE" : "NEW");
+    return;
+  }
+  const mann_whitney_result t = mann_whitney_u(n, b);
+  c.u = t.u;
+  c.p_value = t.p_value;
+  c.method = to_string(t.method);
+  if (!(c.min_p < o.alpha)) {
+    c.outcome = verdict::noisy;
+    c.note = fmt::format(
+        "{} vs {} repetitions: the smallest attainable p is {:.3g}, not below alpha {:g}; "
+        "run at least {} repetitions per side",
+        b.size(), n.size(), c.min_p, o.alpha, repetitions_needed(o.alpha));
+    return;
+  }
+  const bool significant = c.p_value < o.alpha;
+  if (significant && c.change < -o.threshold)
+    c.outcome = verdict::slower;
+  else if (significant && c.change > o.threshold)
+    c.outcome = verdict::faster;
+  else
+    c.outcome = verdict::same;
+  if (significant && c.outcome == verdict::same)
+    c.note =
+        fmt::format("significant (p = {:.3g}) but within the {} threshold", c.p_value, percent(o.threshold));
+}
+
+// One warning per field that differs; `what` names the field as in results.json.
+template <typename T>
+void differs(std::vector<std::string>& warnings, const std::string& what, const T& base, const T& candidate) {
+  if (base == candidate) return;
+  warnings.push_back(fmt::format("{} differs: BASE {}, NEW {}", what, base, candidate));
+}
+
+void differs(std::vector<std::string>& warnings, const std::string& what, const std::string& base,
+             const std::string& candidate) {
+  if (base == candidate) return;
+  warnings.push_back(fmt::format("{} differs: BASE \"{}\", NEW \"{}\"", what, base, candidate));
+}
+
+void differs(std::vector<std::string>& warnings, const std::string& what, double base, double candidate) {
+  if (base == candidate || (std::isnan(base) && std::isnan(candidate))) return;
+  warnings.push_back(fmt::format("{} differs: BASE {}, NEW {}", what, base, candidate));
+}
+
+std::vector<std::string> environment_warnings(const run_result& b, const run_result& n) {
+  std::vector<std::string> w;
+  differs(w, "model.weight_checksum", b.model.weight_checksum, n.model.weight_checksum);
+  differs(w, "workload.samples", b.workload.samples, n.workload.samples);
+  differs(w, "workload.max_length", b.workload.max_length, n.workload.max_length);
+  differs(w, "workload.lengths", b.workload.lengths, n.workload.lengths);
+  differs(w, "workload.real_tokens", b.workload.real_tokens, n.workload.real_tokens);
+  differs(w, "workload.min_length", b.workload.min_length, n.workload.min_length);
+  differs(w, "workload.max_length_seen", b.workload.max_length_seen, n.workload.max_length_seen);
+  differs(w, "workload.mean_length", b.workload.mean_length, n.workload.mean_length);
+  differs(w, "scenario", b.scenario, n.scenario);
+  differs(w, "environment.config_hash", b.environment.config_hash, n.environment.config_hash);
+  differs(w, "environment.device_name", b.environment.device_name, n.environment.device_name);
+  differs(w, "environment.threads", b.environment.threads, n.environment.threads);
+  differs(w, "environment.torch_version", b.environment.torch_version, n.environment.torch_version);
+  return w;
+}
+
+run_identity identity_of(const run_result& r, const std::string& path) {
+  return {path, r.name, r.environment.git_commit, r.environment.date, r.environment.device_name};
+}
+
+}  // namespace
+
+std::string to_string(verdict v) {
+  switch (v) {
+    case verdict::same:
+      return "SAME";
+    case verdict::faster:
+      return "FASTER";
+    case verdict::slower:
+      return "SLOWER";
+    case verdict::noisy:
+      return "NOISY";
+  }
+  return "UNKNOWN";  // unreachable for valid enum values; keeps -Wreturn-type quiet
+}
+
+std::string to_string(pairing p) {
+  switch (p) {
+    case pairing::compared:
+      return "compared";
+    case pairing::skipped:
+      return "skipped";
+    case pairing::added:
+      return "added";
+    case pairing::removed:
+      return "removed";
+  }
+  return "unknown";  // unreachable for valid enum values
+}
+
+int64_t comparison::count(verdict v) const {
+  return std::count_if(variants.begin(), variants.end(),
+                       [&](const variant_comparison& c) { return c.has_verdict && c.outcome == v; });
+}
+
+int64_t comparison::count(pairing p) const {
+  return std::count_if(variants.begin(), variants.end(),
+                       [&](const variant_comparison& c) { return c.kind == p; });
+}
+
+int64_t comparison::newly_failing() const {
+  return std::count_if(variants.begin(), variants.end(),
+                       [](const variant_comparison& c) { return c.newly_failing; });
+}
+
+int64_t comparison::regressions() const {
+  return std::count_if(variants.begin(), variants.end(),
+                       [](const variant_comparison& c) { return c.regression(); });
+}
+
+int64_t repetitions_needed(double alpha) {
+  for (int64_t n = 1; n <= max_repetitions_searched; ++n)
+    if (min_two_sided_p(n, n) < alpha) return n;
+  return max_repetitions_searched;
+}
+
+comparison compare_runs(const run_result& base, const run_result& candidate, const compare_options& options,
+                        const std::string& base_path, const std::string& candidate_path) {
+  comparison out;
+  out.base = identity_of(base, base_path);
+  out.candidate = identity_of(candidate, candidate_path);
+  out.options = options;
+  out.warnings = environment_warnings(base, candidate);
+
+  for (const auto& nv : candidate.variants) {
+    variant_comparison c;
+    c.name = nv.name;
+    c.candidate = side_of(nv);
+    const variant_result* bv = find(base, nv.name);
+    if (bv == nullptr) {
+      c.kind = pairing::added;
+      c.newly_failing = fails(nv);
+      c.note = "only in NEW";
+    } else {
+      c.base = side_of(*bv);
+      c.newly_failing = fails(nv) && !fails(*bv);
+      c.fixed = fails(*bv) && !fails(nv) && nv.status != status_kind::skipped;
+      if (bv->status == status_kind::skipped || nv.status == status_kind::skipped) {
+        c.kind = pairing::skipped;
+        const bool in_new = nv.status == status_kind::skipped, in_base = bv->status == status_kind::skipped;
+        const std::string& reason = in_new ? nv.reason : bv->reason;
+        c.note = fmt::format("SKIPPED in {}{}",
+                             in_new && in_base ? "BASE and NEW"
+                             : in_new          ? "NEW"
+                                               : "BASE",
+                             reason.empty() ? "" : ": " + reason);
+      } else {
+        c.kind = pairing::compared;
+        judge_throughput(c, *bv, nv, options);
+      }
+    }
+    out.variants.push_back(std::move(c));
+  }
+  for (const auto& bv : base.variants) {
+    if (find(candidate, bv.name) != nullptr) continue;
+    variant_comparison c;
+    c.name = bv.name;
+    c.kind = pairing::removed;
+    c.base = side_of(bv);
+    c.note = "only in BASE";
+    out.variants.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,15 @@
+// compare.json: the comparison record as JSON, keys in a fixed order (README "compare.json").
+// NaN is null, as in results.json.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "report/comparison.hpp"
+
+namespace attnbench {
+
+inline constexpr int comparison_schema_version = 1;
+
+nlohmann::ordered_json comparison_to_json(const comparison& c);
+
+}  // namespace attnbench

@@ -1,0 +1,133 @@
+#include "report/junit_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "report/xml_escape.hpp"
+
+namespace attnbench {
+namespace {
+
+using outcome = junit_case::outcome;
+
+std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.3g}", v) : "n/a"; }
+std::string percent(double fraction) {
+  return std::isfinite(fraction) ? fmt::format("{:+.1f}%", fraction * 100) : "n/a";
+}
+
+// Seconds spent in the timed passes: each throughput sample is one pass over every sample.
+double timed_seconds(const variant_result& v, int64_t samples_per_pass) {
+  double total = 0;
+  for (double s : v.throughput.samples)
+    if (std::isfinite(s) && s > 0) total += static_cast<double>(samples_per_pass) / s;
+  return total;
+}
+
+std::string check_detail(const variant_result& v) {
+  const check_result& c = v.check;
+  return fmt::format(
+      "status {}\nrel_l2 {} (tolerance {})\nmax_abs {}\ncosine {}\ntop1_agreement {}\n"
+      "top1_agreement_decisive {} over {} samples\nnonfinite {}\n",
+      to_string(c.status), number(c.rel_l2), number(c.tolerance), number(c.max_abs), number(c.cosine),
+      number(c.top1_agreement), number(c.top1_agreement_decisive), c.decisive_samples, c.nonfinite);
+}
+
+std::string side_text(const compared_side& s) {
+  if (!s.present) return "absent";
+  return fmt::format("{} (check {}, rel_l2 {}), median {} samples/s over {} repetitions", to_string(s.status),
+                     to_string(s.check_status), number(s.rel_l2), number(s.median), s.n);
+}
+
+}  // namespace
+
+std::string junit_xml(const junit_suite& suite) {
+  const auto count = [&](outcome o) {
+    return std::count_if(suite.cases.begin(), suite.cases.end(),
+                         [&](const junit_case& c) { return c.result == o; });
+  };
+  double total_time = 0;
+  for (const auto& c : suite.cases)
+    if (std::isfinite(c.time_s)) total_time += c.time_s;
+  const std::string counts =
+      fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="{}" time="{:.3f}")", suite.cases.size(),
+                  count(outcome::failed), count(outcome::skipped), total_time);
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"attnbench\" {}>\n", counts);
+  out += fmt::format("  <testsuite name=\"{}\" {}", xml_escape(suite.name), counts);
+  if (!suite.timestamp.empty()) out += fmt::format(" timestamp=\"{}\"", xml_escape(suite.timestamp));
+  if (!suite.hostname.empty()) out += fmt::format(" hostname=\"{}\"", xml_escape(suite.hostname));
+  out += ">\n";
+  for (const auto& c : suite.cases) {
+    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(c.classname),
+                       xml_escape(c.name), std::isfinite(c.time_s) ? c.time_s : 0.0);
+    switch (c.result) {
+      case outcome::passed:
+        out += "/>\n";
+        break;
+      case outcome::failed:
+        out += fmt::format(">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
+                           xml_escape(c.message), xml_escape(c.detail));
+        break;
+      case outcome::skipped:
+        out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(c.message));
+        break;
+    }
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+junit_suite junit_suite_of(const run_result& result) {
+  junit_suite suite{result.name, result.environment.date, result.environment.hostname, {}};
+  for (const auto& v : result.variants) {
+    junit_case c;
+    c.classname = result.name;
+    c.name = v.name;
+    c.time_s = timed_seconds(v, result.workload.samples);
+    if (v.status == status_kind::skipped) {
+      c.result = outcome::skipped;
+      c.message = v.reason.empty() ? "skipped" : v.reason;
+    } else if (v.status == status_kind::fail || v.check.status == status_kind::fail) {
+      c.result = outcome::failed;
+      c.message = !v.check.message.empty() ? v.check.message
+                  : !v.reason.empty()      ? v.reason
+                                           : "output check failed";
+      c.detail = check_detail(v);
+    }
+    suite.cases.push_back(std::move(c));
+  }
+  return suite;
+}
+
+junit_suite junit_suite_of(const comparison& cmp) {
+  junit_suite suite{"compare." + cmp.candidate.name, cmp.candidate.date, "", {}};
+  const std::string threshold = fmt::format("{:g}%", cmp.options.threshold * 100);
+  for (const auto& v : cmp.variants) {
+    junit_case c;
+    c.classname = suite.name;
+    c.name = v.name;
+    std::vector<std::string> failures;
+    if (v.has_verdict && v.outcome == verdict::slower)
+      failures.push_back(fmt::format("SLOWER: throughput {} (p = {}, {}), beyond the {} threshold",
+                                     percent(v.change), number(v.p_value), v.method, threshold));
+    if (v.newly_failing)
+      failures.push_back(fmt::format("output check newly FAIL (BASE {}, NEW {})",
+                                     v.base.present ? to_string(v.base.check_status) : "absent",
+                                     to_string(v.candidate.check_status)));
+    if (!failures.empty()) {
+      c.result = outcome::failed;
+      for (const auto& f : failures) c.message += (c.message.empty() ? "" : "; ") + f;
+      c.detail = fmt::format("BASE: {}\nNEW: {}\n", side_text(v.base), side_text(v.candidate));
+    } else if (v.kind == pairing::skipped || v.kind == pairing::removed ||
+               (v.has_verdict && v.outcome == verdict::noisy)) {
+      c.result = outcome::skipped;
+      c.message = v.kind == pairing::removed ? "only in BASE" : v.note;
+    }
+    suite.cases.push_back(std::move(c));
+  }
+  return suite;
+}
+
+}  // namespace attnbench

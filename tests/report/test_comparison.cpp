@@ -1,0 +1,180 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "report/comparison.hpp"
+#include "sample_result.hpp"
+
+using namespace attnbench;
+using testing::sample_result;
+using testing::scaled;
+using testing::with_throughput;
+
+namespace {
+
+const variant_comparison& named(const comparison& c, const std::string& name) {
+  for (const auto& v : c.variants)
+    if (v.name == name) return v;
+  FAIL("no variant " << name);
+  throw;  // unreachable: FAIL throws
+}
+
+}  // namespace
+
+TEST_CASE("compare: identical runs are SAME, the skipped variant is skipped", "[report]") {
+  const run_result r = sample_result();
+  const comparison c = compare_runs(r, r, {}, "base.json", "new.json");
+  CHECK(c.warnings.empty());
+  REQUIRE(c.variants.size() == 3);
+  const variant_comparison& base = named(c, "fp32-naive");
+  CHECK(base.kind == pairing::compared);
+  CHECK(base.outcome == verdict::same);
+  CHECK(base.change == 0.0);
+  CHECK(base.p_value == 1.0);          // every value tied across the two samples
+  CHECK(base.method == "asymptotic");  // ties: the normal approximation
+  CHECK(base.base.n == 5);
+  CHECK(base.base.median == 41.33);
+  const variant_comparison& skipped = named(c, "fp16-flash");
+  CHECK(skipped.kind == pairing::skipped);
+  CHECK_FALSE(skipped.has_verdict);
+  CHECK_THAT(skipped.note, Catch::StartsWith("SKIPPED in BASE and NEW: flash backend needs a CUDA device"));
+  CHECK_FALSE(c.regressed());
+  CHECK(c.count(verdict::same) == 2);
+  CHECK(c.count(pairing::skipped) == 1);
+  CHECK(c.base.path == "base.json");
+  CHECK(c.candidate.git_commit == "3f2a9c1");
+}
+
+TEST_CASE("compare: 20% slower over 5 repetitions each is SLOWER", "[report]") {
+  const run_result base = sample_result();
+  const run_result slow = with_throughput(base, 1, scaled(base.variants[1].throughput.samples, 0.8));
+  const comparison c = compare_runs(base, slow, {});
+  const variant_comparison& v = named(c, "bf16-sdpa");
+  CHECK(v.outcome == verdict::slower);
+  CHECK(v.change == Approx(-0.2));
+  CHECK(v.method == "exact");
+  CHECK(v.u == 0);                                       // every NEW repetition below every BASE one
+  CHECK(v.p_value == Approx(2.0 / 252).epsilon(1e-12));  // scipy: 0.007936507936507936
+  CHECK(v.regression());
+  CHECK(c.regressed());
+  CHECK(c.regressions() == 1);
+  CHECK(named(c, "fp32-naive").outcome == verdict::same);
+
+  // The same change the other way is FASTER, and no regression.
+  const comparison back = compare_runs(slow, base, {});
+  CHECK(named(back, "bf16-sdpa").outcome == verdict::faster);
+  CHECK_FALSE(back.regressed());
+}
+
+TEST_CASE("compare: significant but within the threshold is SAME", "[report]") {
+  const run_result base = sample_result();
+  const run_result slow = with_throughput(base, 1, scaled(base.variants[1].throughput.samples, 0.97));
+  const comparison c = compare_runs(base, slow, {0.05, 0.05});
+  const variant_comparison& v = named(c, "bf16-sdpa");
+  CHECK(v.p_value < 0.05);
+  CHECK(v.outcome == verdict::same);
+  CHECK_THAT(v.note, Catch::Contains("within the 5% threshold"));
+  // A lower threshold makes the same data SLOWER.
+  CHECK(named(compare_runs(base, slow, {0.02, 0.05}), "bf16-sdpa").outcome == verdict::slower);
+  // A large change that is not significant (overlapping samples) stays SAME.
+  const run_result overlapping = with_throughput(base, 1, {60, 140, 70, 130, 98});
+  const variant_comparison& o = named(compare_runs(base, overlapping, {}), "bf16-sdpa");
+  CHECK(o.p_value > 0.05);
+  CHECK(o.outcome == verdict::same);
+}
+
+TEST_CASE("compare: too few repetitions to reach alpha is NOISY, not a regression", "[report]") {
+  run_result base = sample_result();
+  base = with_throughput(base, 1, {97.8, 99.1});
+  const run_result slow = with_throughput(base, 1, {50.0, 51.0});  // halved, but n = 2 per side
+  const comparison c = compare_runs(base, slow, {});
+  const variant_comparison& v = named(c, "bf16-sdpa");
+  CHECK(v.outcome == verdict::noisy);
+  CHECK(v.min_p == Approx(1.0 / 3));
+  CHECK(v.p_value == Approx(1.0 / 3));
+  CHECK_THAT(v.note,
+             Catch::Contains("smallest attainable p is 0.333") && Catch::Contains("at least 4 repetitions"));
+  CHECK_FALSE(v.regression());
+  CHECK_FALSE(c.regressed());
+  // n = 3 per side: 0.1, still NOISY at 0.05 but decidable at alpha 0.2.
+  const run_result b3 = with_throughput(base, 1, {97.8, 99.1, 96.5});
+  const run_result n3 = with_throughput(base, 1, {50.0, 51.0, 49.0});
+  CHECK(named(compare_runs(b3, n3, {}), "bf16-sdpa").outcome == verdict::noisy);
+  CHECK(named(compare_runs(b3, n3, {0.05, 0.2}), "bf16-sdpa").outcome == verdict::slower);
+  CHECK(repetitions_needed(0.05) == 4);
+  CHECK(repetitions_needed(0.2) == 3);
+  CHECK(repetitions_needed(0.01) == 5);
+}
+
+TEST_CASE("compare: a newly failing check is a regression, a fixed one is not", "[report]") {
+  const run_result base = sample_result();
+  run_result broken = base;
+  broken.variants[1].status = status_kind::fail;
+  broken.variants[1].check.status = status_kind::fail;
+  broken.variants[1].check.rel_l2 = 0.5;
+  const comparison c = compare_runs(base, broken, {});
+  const variant_comparison& v = named(c, "bf16-sdpa");
+  CHECK(v.newly_failing);
+  CHECK(v.outcome == verdict::same);  // the speed did not change; the outputs did
+  CHECK(v.regression());
+  CHECK(v.base.rel_l2 == 3.42e-3);
+  CHECK(v.candidate.rel_l2 == 0.5);
+  CHECK(c.newly_failing() == 1);
+  CHECK(c.regressed());
+  // Failing in both is not new; failing in BASE only is a fix.
+  CHECK_FALSE(compare_runs(broken, broken, {}).regressed());
+  const comparison fixed = compare_runs(broken, base, {});
+  CHECK(named(fixed, "bf16-sdpa").fixed);
+  CHECK_FALSE(fixed.regressed());
+}
+
+TEST_CASE("compare: added and removed variants are listed; an added failing one counts", "[report]") {
+  const run_result base = sample_result();
+  run_result candidate = base;
+  candidate.variants[1].name = "bf16-sdpa-v2";
+  const comparison c = compare_runs(base, candidate, {});
+  REQUIRE(c.variants.size() == 4);
+  CHECK(c.variants[1].name == "bf16-sdpa-v2");
+  CHECK(c.variants[1].kind == pairing::added);
+  CHECK_FALSE(c.variants[1].base.present);
+  CHECK(c.variants[3].name == "bf16-sdpa");  // only in BASE: after NEW's variants
+  CHECK(c.variants[3].kind == pairing::removed);
+  CHECK_FALSE(c.variants[3].candidate.present);
+  CHECK_FALSE(c.regressed());
+  candidate.variants[1].status = status_kind::fail;
+  CHECK(compare_runs(base, candidate, {}).newly_failing() == 1);
+}
+
+TEST_CASE("compare: different model, workload, config or machine is a warning", "[report]") {
+  const run_result base = sample_result();
+  run_result other = base;
+  CHECK(compare_runs(base, other, {}).warnings.empty());
+  other.model.weight_checksum = "deadbeef";
+  other.workload.samples = 128;
+  other.workload.mean_length = 99.5;
+  other.environment.config_hash = "0123";
+  other.environment.device_name = "NVIDIA H200";
+  other.environment.torch_version = "2.12.0";
+  other.environment.git_commit = "another";  // the point of comparing: not a warning
+  other.environment.date = "2026-01-01T00:00:00Z";
+  const std::vector<std::string> w = compare_runs(base, other, {}).warnings;
+  REQUIRE(w.size() == 6);
+  CHECK(w[0] == "model.weight_checksum differs: BASE \"c0ffee12\", NEW \"deadbeef\"");
+  CHECK(w[1] == "workload.samples differs: BASE 256, NEW 128");
+  CHECK(w[2] == "workload.mean_length differs: BASE 137.15625, NEW 99.5");
+  CHECK(w[3] ==
+        "environment.config_hash differs: BASE \"" + base.environment.config_hash + "\", NEW \"0123\"");
+  CHECK(w[4] == "environment.device_name differs: BASE \"AMD EPYC 7B13\", NEW \"NVIDIA H200\"");
+  CHECK(w[5] == "environment.torch_version differs: BASE \"2.11.0\", NEW \"2.12.0\"");
+}
+
+TEST_CASE("compare: names of verdicts and pairings", "[report]") {
+  CHECK(to_string(verdict::same) == "SAME");
+  CHECK(to_string(verdict::faster) == "FASTER");
+  CHECK(to_string(verdict::slower) == "SLOWER");
+  CHECK(to_string(verdict::noisy) == "NOISY");
+  CHECK(to_string(pairing::compared) == "compared");
+  CHECK(to_string(pairing::removed) == "removed");
+}

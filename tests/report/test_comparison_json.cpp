@@ -1,0 +1,43 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "report/comparison.hpp"
+#include "report/comparison_json.hpp"
+#include "sample_result.hpp"
+
+using namespace attnbench;
+
+TEST_CASE("compare.json: the record, keys in order, NaN as null", "[report]") {
+  const run_result base = testing::sample_result();
+  const run_result slow =
+      testing::with_throughput(base, 1, testing::scaled(base.variants[1].throughput.samples, 0.8));
+  const nlohmann::ordered_json j = comparison_to_json(compare_runs(base, slow, {}, "a.json", "b.json"));
+  CHECK(j.dump().rfind(R"({"schema_version":1,"base":{"path":"a.json","name":"cpu-small",)", 0) == 0);
+  CHECK(j["new"]["path"] == "b.json");
+  CHECK(j["threshold"] == 0.15);
+  CHECK(j["alpha"] == 0.05);
+  CHECK(j["warnings"] == nlohmann::ordered_json::array());
+  CHECK(j["regression"] == true);
+  CHECK(j["summary"]["slower"] == 1);
+  CHECK(j["summary"]["same"] == 1);
+  CHECK(j["summary"]["skipped"] == 1);
+  CHECK(j["summary"]["regressions"] == 1);
+  REQUIRE(j["variants"].size() == 3);
+  const auto& v = j["variants"][1];
+  CHECK(v["name"] == "bf16-sdpa");
+  CHECK(v["pairing"] == "compared");
+  CHECK(v["verdict"] == "SLOWER");
+  CHECK(v["change"].get<double>() == Approx(-0.2));
+  CHECK(v["p_value"].get<double>() == Approx(2.0 / 252));
+  CHECK(v["method"] == "exact");
+  CHECK(v["base"]["median"] == 98.2);
+  CHECK(v["new"]["n"] == 5);
+  CHECK(v["regression"] == true);
+  const auto& skipped = j["variants"][2];
+  CHECK(skipped["verdict"].is_null());
+  CHECK(skipped["change"].is_null());
+  CHECK(skipped["method"].is_null());
+  CHECK(skipped["base"]["median"].is_null());
+  CHECK(j.dump().find("NaN") == std::string::npos);
+}

@@ -1,0 +1,75 @@
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "report/comparison.hpp"
+#include "report/junit_writer.hpp"
+#include "sample_result.hpp"
+#include "xml_check.hpp"
+
+using namespace attnbench;
+using testing::count_of;
+using testing::xml_problem;
+
+TEST_CASE("junit: one test case per variant check of a run", "[report]") {
+  run_result r = testing::sample_result();
+  r.variants[1].status = status_kind::fail;
+  r.variants[1].check.status = status_kind::fail;
+  r.variants[1].check.message = "rel_l2 0.3 > tolerance 0.02 & 3 samples disagree";
+  const std::string xml = junit_xml(junit_suite_of(r));
+  INFO(xml);
+  CHECK(xml_problem(xml).empty());
+  CHECK(count_of(xml, "<testcase ") == 3);
+  CHECK_THAT(xml,
+             Catch::Contains(
+                 "<testsuites name=\"attnbench\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+  CHECK_THAT(xml, Catch::Contains(
+                      "<testsuite name=\"cpu-small\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+  CHECK_THAT(xml, Catch::Contains("timestamp=\"2025-06-01T12:00:00Z\" hostname=\"bench-01\">"));
+  // The baseline passed: an empty element. Its time is the timed passes: Σ 256 / samples/s.
+  const double seconds = 256 / 41.20 + 256 / 41.85 + 256 / 40.97 + 256 / 41.52 + 256 / 41.33;
+  CHECK_THAT(xml, Catch::Contains(fmt::format(
+                      "<testcase classname=\"cpu-small\" name=\"fp32-naive\" time=\"{:.3f}\"/>", seconds)));
+  CHECK_THAT(xml, Catch::Contains("name=\"bf16-sdpa\"") &&
+                      Catch::Contains(
+                          "<failure message=\"rel_l2 0.3 &gt; tolerance 0.02 &amp; 3 samples disagree\">"));
+  CHECK_THAT(xml, Catch::Contains("rel_l2 0.00342 (tolerance 0.02)"));
+  CHECK_THAT(xml, Catch::Contains(
+                      "name=\"fp16-flash\" time=\"0.000\">\n      <skipped message=\"flash backend needs a "
+                      "CUDA device, this run is on &quot;cpu&quot;\"/>"));
+}
+
+TEST_CASE("junit: one test case per compare verdict", "[report]") {
+  const run_result base = testing::sample_result();
+  run_result candidate =
+      testing::with_throughput(base, 0, testing::scaled(base.variants[0].throughput.samples, 0.8));
+  candidate.variants[1].status = status_kind::fail;
+  candidate.variants[1].check.status = status_kind::fail;
+  candidate.variants.push_back(base.variants[0]);
+  candidate.variants.back().name = "added <one>";
+  const comparison c = compare_runs(base, candidate, {});
+  const std::string xml = junit_xml(junit_suite_of(c));
+  INFO(xml);
+  CHECK(xml_problem(xml).empty());
+  CHECK(count_of(xml, "<testcase ") == 4);
+  CHECK_THAT(xml,
+             Catch::Contains("<testsuite name=\"compare.cpu-small\" tests=\"4\" failures=\"2\" errors=\"0\" "
+                             "skipped=\"1\""));
+  CHECK_THAT(xml, Catch::Contains("classname=\"compare.cpu-small\" name=\"fp32-naive\"") &&
+                      Catch::Contains(
+                          "<failure message=\"SLOWER: throughput -20.0% (p = 0.00794, exact), beyond the "
+                          "15% threshold\">"));
+  CHECK_THAT(xml, Catch::Contains("<failure message=\"output check newly FAIL (BASE PASS, NEW FAIL)\">"));
+  CHECK_THAT(xml, Catch::Contains("<skipped message=\"SKIPPED in BASE and NEW: flash backend"));
+  CHECK_THAT(xml, Catch::Contains("name=\"added &lt;one&gt;\" time=\"0.000\"/>"));
+}
+
+TEST_CASE("junit: an empty suite is still a document", "[report]") {
+  const std::string xml = junit_xml(junit_suite{"empty", "", "", {}});
+  CHECK(xml_problem(xml).empty());
+  CHECK_THAT(
+      xml, Catch::Contains("<testsuite name=\"empty\" tests=\"0\" failures=\"0\" errors=\"0\" skipped=\"0\" "
+                           "time=\"0.000\">"));
+}
