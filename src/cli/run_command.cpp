@@ -82,6 +82,7 @@ int run_run(const run_command_options& opts) {
   if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(outcome.result)));
 
   fmt::print("{}\n", markdown_table(outcome.result));
+  if (const std::string server = markdown_server_tables(outcome.result); !server.empty()) fmt::print("{}\n", server);
   for (const auto& v : outcome.result.variants)
     if (v.status != status_kind::pass) fmt::print("{} {}: {}\n", to_string(v.status), v.name, v.reason);
   out.info(fmt::format("wrote {} to {}", fmt::join(cfg.output.formats, ", "), dir.string()));

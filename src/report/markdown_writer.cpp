@@ -1,5 +1,7 @@
 #include "report/markdown_writer.hpp"
 
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -210,6 +212,13 @@ std::string markdown_cell(const std::string& text) {
       out += c;
   }
   return out;
+}
+
+std::string markdown_server_tables(const run_result& r) {
+  std::ostringstream out;
+  if (std::any_of(r.variants.begin(), r.variants.end(), [](const variant_result& v) { return !v.server.empty(); }))
+    write_server_tables(r, out);
+  return out.str();
 }
 
 std::string markdown_table(const run_result& r) {

@@ -29,6 +29,10 @@ class markdown_writer : public writer_base {
 // (they would end the row).
 std::string markdown_cell(const std::string& text);
 
+// The server scenario's latency-against-rate tables ("" when no variant has one), as printed on
+// the console after the headline table.
+std::string markdown_server_tables(const run_result& result);
+
 // The headline table alone (Method | Throughput | Speedup), as printed on the console.
 std::string markdown_table(const run_result& result);
 
