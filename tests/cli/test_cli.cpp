@@ -1,9 +1,6 @@
 // The CLI end to end: the real binary, real files, real exit codes.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,42 +8,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_support.hpp"
+
 namespace fs = std::filesystem;
+using namespace attnbench;
 
 namespace {
 
-struct command_result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using testing::command_result;
+using testing::read_file;
+using testing::run_cli;
 
-command_result run_cli(const std::string& args) {
-  const std::string cmd = std::string(ATTNBENCH_BINARY) + " " + args + " 2>&1";
-  command_result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct temp_dir {
-  fs::path path;
-  explicit temp_dir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("attnbench_cli_" + tag + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
+// A scratch directory named after this file's tests.
+struct temp_dir : testing::temp_dir {
+  explicit temp_dir(const std::string& tag) : testing::temp_dir("cli", tag) {}
 };
 
 nlohmann::json two_variant_config(const fs::path& out) {

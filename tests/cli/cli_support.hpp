@@ -1,0 +1,54 @@
+// Shared by the CLI tests: run the real binary, read what it wrote, in a scratch directory.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+namespace attnbench::testing {
+
+struct command_result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `attnbench ARGS` (the binary CMake built) through the shell.
+inline command_result run_cli(const std::string& args) {
+  const std::string cmd = std::string(ATTNBENCH_BINARY) + " " + args + " 2>&1";
+  command_result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh directory under the system temp dir, removed with everything in it.
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir(const std::string& prefix, const std::string& tag)
+      : path(std::filesystem::temp_directory_path() /
+             ("attnbench_" + prefix + "_" + tag + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+}  // namespace attnbench::testing
