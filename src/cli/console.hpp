@@ -21,6 +21,8 @@ class console {
   verbosity level_;
   bool tty_;
   bool line_open_ = false;
+  std::string phase_;            // the phase the progress line is in
+  double phase_start_s_ = 0;     // elapsed time when it began: the estimate is per phase
 };
 
 }  // namespace attnbench

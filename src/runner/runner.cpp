@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -125,6 +126,24 @@ pass_timing time_pass(prepared_variant& v, const dataset& data, torch::Device de
   return t;
 }
 
+// A pass that fails (out of memory, a kernel error) fails its variant, not the run: the variant
+// is FAIL with the reason and leaves the rotation; the others go on and every report is written.
+std::optional<pass_timing> guarded_pass(prepared_variant& v, const dataset& data, torch::Device device,
+                                        const char* phase) {
+  try {
+    return time_pass(v, data, device);
+  } catch (const std::exception& e) {
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    v.runnable = false;
+    v.result.status = status_kind::fail;
+    v.result.reason = fmt::format("failed during a {} pass: {}", phase,
+                                  c10_error ? c10_error->what_without_backtrace() : e.what());
+    v.result.check.status = status_kind::fail;
+    v.result.check.message = v.result.reason;
+    return std::nullopt;
+  }
+}
+
 // The untimed check pass: outputs in sample order (repeats answered by the cache), peak memory.
 void check_pass(prepared_variant& v, const dataset& data, torch::Device device, int64_t labels) {
   const auto n = static_cast<int64_t>(data.samples.size());
@@ -240,6 +259,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   check_config_against_workload(cfg, data);
 
   const torch::Device device = resolve_device(cfg.device);
+  // Every kernel, stream and event of the run belongs to this device, not to device 0.
+  const c10::OptionalDeviceGuard device_guard(device.is_cuda() ? std::optional<c10::Device>(device) : std::nullopt);
   if (cfg.threads > 0) at::set_num_threads(static_cast<int>(cfg.threads));
   torch::InferenceMode inference;
 
@@ -350,12 +371,14 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   const auto n_active = static_cast<int64_t>(active.size());
   for (int64_t w = 0; w < cfg.measure.warmup; ++w)
     for (std::size_t i = 0; i < active.size(); ++i) {
+      if (!active[i]->runnable) continue;
       progress("warmup", active[i]->cfg->name, w * n_active + static_cast<int64_t>(i), cfg.measure.warmup * n_active);
-      time_pass(*active[i], data, device);
+      guarded_pass(*active[i], data, device, "warm-up");
     }
   int64_t rounds = 0;
   const auto enough_time = [&] {
     return std::all_of(active.begin(), active.end(), [&](const prepared_variant* v) {
+      if (!v->runnable) return true;
       double total = 0;
       for (double s : v->pass_s) total += s;
       return total >= cfg.measure.min_time_s;
@@ -365,7 +388,10 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     for (std::size_t i = 0; i < active.size(); ++i) {
       progress("timed", active[i]->cfg->name, rounds * n_active + static_cast<int64_t>(i),
                std::max(rounds + 1, cfg.measure.repetitions) * n_active);
-      const pass_timing t = time_pass(*active[i], data, device);
+      if (!active[i]->runnable) continue;
+      const auto timed = guarded_pass(*active[i], data, device, "timed");
+      if (!timed) continue;
+      const pass_timing& t = *timed;
       active[i]->pass_s.push_back(t.seconds);
       active[i]->timed_allocations += t.allocations;
       active[i]->batch_ms.insert(active[i]->batch_ms.end(), t.batch_ms.begin(), t.batch_ms.end());
@@ -412,9 +438,15 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       if (r.status == status_kind::fail) r.reason = r.check.message;
       outcome.outputs[r.name] = v.outputs;
       if (cfg.scenario == "server" && base.runnable) {
-        const server_sweep sweep = run_server_sweep(
-            cfg, data, *v.cfg, *v.executor, device, base.outputs,
-            [&](const std::string& what, int64_t k, int64_t n) { progress("server", what, k, n); });
+        server_sweep sweep;
+        try {
+          sweep = run_server_sweep(cfg, data, *v.cfg, *v.executor, device, base.outputs,
+                                   [&](const std::string& what, int64_t k, int64_t n) { progress("server", what, k, n); });
+        } catch (const std::exception& e) {
+          const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+          sweep.check.status = status_kind::fail;
+          sweep.check.message = fmt::format("failed: {}", c10_error ? c10_error->what_without_backtrace() : e.what());
+        }
         r.server = sweep.points;
         r.max_sustainable_rate = sweep.max_sustainable_rate;
         if (sweep.check.status == status_kind::fail && r.status != status_kind::fail) {

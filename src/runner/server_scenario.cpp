@@ -24,6 +24,8 @@ using clock_type = std::chrono::steady_clock;
 // Past the last arrival, a run may take this long to drain its queue before the rest is dropped
 // (and the rate counted as not sustainable): bounds a run whose rate far exceeds capacity.
 constexpr double drain_limit_s = 30;
+// Requests in the untimed warm-up before a variant's sweep: a few batches of typical shapes.
+constexpr int64_t warmup_requests = 64;
 
 struct served {
   int64_t sample = 0;
@@ -42,24 +44,40 @@ struct rate_run {
 
 // One offered rate (or the trace): the load thread delivers arrivals into an inbox; this thread
 // batches and runs them until every arrival is served or the drain limit passes.
-rate_run run_rate(const config& cfg, const dataset& data, const variant_config& variant, executor_base& executor,
-                  torch::Device device, const std::vector<arrival>& arrivals) {
-  rate_run out;
-  out.arrivals = static_cast<int64_t>(arrivals.size());
-  std::mutex mutex;
-  std::condition_variable wake;
+clock_type::time_point at(clock_type::time_point t0, double s) {
+  return t0 + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(s));
+}
+
+// The load generator: delivers each arrival into the inbox at its time, on its own thread.
+// Stopped and joined on every way out of the serving loop, exceptions included (a joinable
+// std::thread destroyed during unwinding would terminate the process).
+class load_thread {
+ public:
+  load_thread(const std::vector<arrival>& arrivals, const dataset& data, clock_type::time_point t0)
+      : thread_([this, &arrivals, &data, t0] { deliver(arrivals, data, t0); }) {}
+  ~load_thread() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      stop_ = true;
+    }
+    stopped_.notify_all();
+    thread_.join();
+  }
+  load_thread(const load_thread&) = delete;
+  load_thread& operator=(const load_thread&) = delete;
+
+  std::mutex mutex;                  // guards inbox and all_arrived
+  std::condition_variable wake;      // an arrival, or the end of arrivals
   std::deque<queued_request> inbox;
   bool all_arrived = false;
-  const auto t0 = clock_type::now();
-  const auto elapsed = [&] { return std::chrono::duration<double>(clock_type::now() - t0).count(); };
 
-  std::thread load([&] {
+ private:
+  void deliver(const std::vector<arrival>& arrivals, const dataset& data, clock_type::time_point t0) {
     for (std::size_t i = 0; i < arrivals.size(); ++i) {
-      std::this_thread::sleep_until(t0 + std::chrono::duration_cast<clock_type::duration>(
-                                             std::chrono::duration<double>(arrivals[i].t_s)));
       const auto len = static_cast<int64_t>(data.samples[static_cast<std::size_t>(arrivals[i].sample)].size());
       {
-        const std::lock_guard<std::mutex> lock(mutex);
+        std::unique_lock<std::mutex> lock(mutex);
+        if (stopped_.wait_until(lock, at(t0, arrivals[i].t_s), [&] { return stop_; })) return;
         // The arrival time is the scheduled one: a late wake-up of this thread counts as queueing.
         inbox.push_back({static_cast<int64_t>(i), arrivals[i].sample, len, arrivals[i].t_s});
       }
@@ -70,16 +88,30 @@ rate_run run_rate(const config& cfg, const dataset& data, const variant_config& 
       all_arrived = true;
     }
     wake.notify_one();
-  });
+  }
 
+  bool stop_ = false;
+  std::condition_variable stopped_;
+  std::thread thread_;  // last: started once everything it uses exists
+};
+
+rate_run run_rate(const config& cfg, const dataset& data, const variant_config& variant, executor_base& executor,
+                  input_assembler& assembler, const std::vector<arrival>& arrivals) {
+  rate_run out;
+  out.arrivals = static_cast<int64_t>(arrivals.size());
+  const auto t0 = clock_type::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(clock_type::now() - t0).count(); };
   batcher queue(variant.batching, cfg.workload.max_length);
-  input_assembler assembler(data, device, variant.batching.pool);
   result_cache cache;
-  std::vector<int64_t> cached_request;  // request id → the request whose logits answer it (-1: none)
   std::vector<torch::Tensor> logits_of(arrivals.size());
   const double last_arrival = arrivals.empty() ? 0 : arrivals.back().t_s;
   out.first_arrival_s = arrivals.empty() ? 0 : arrivals.front().t_s;
 
+  load_thread load(arrivals, data, t0);
+  std::mutex& mutex = load.mutex;
+  std::condition_variable& wake = load.wake;
+  std::deque<queued_request>& inbox = load.inbox;
+  const bool& all_arrived = load.all_arrived;
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
     while (!inbox.empty()) {
@@ -104,8 +136,7 @@ rate_run run_rate(const config& cfg, const dataset& data, const variant_config& 
     auto formed = queue.poll(elapsed(), /*flush=*/drained);
     if (!formed) {
       if (auto deadline = queue.deadline()) {
-        wake.wait_until(lock, t0 + std::chrono::duration_cast<clock_type::duration>(
-                                       std::chrono::duration<double>(*deadline)));
+        wake.wait_until(lock, at(t0, *deadline));
       } else {
         wake.wait(lock, [&] { return !inbox.empty() || all_arrived; });
       }
@@ -129,8 +160,7 @@ rate_run run_rate(const config& cfg, const dataset& data, const variant_config& 
     lock.lock();
   }
   lock.unlock();
-  load.join();
-  return out;
+  return out;  // ~load_thread stops and joins the load thread (here, or while unwinding)
 }
 
 server_point summarize_rate(const rate_run& run, double offered, double bound_ms) {
@@ -163,12 +193,28 @@ server_sweep run_server_sweep(const config& cfg, const dataset& data, const vari
   } else {
     for (double rate : sc.rates) runs.emplace_back(rate, poisson_arrivals(rate, sc.requests, sc.max_time_s, sc.seed, n));
   }
+  // One assembler for the whole sweep, warmed with one untimed pass over the first samples in
+  // the batches this batcher forms, so first-time kernel selection and buffer allocation do not
+  // land in the first rate's latencies.
+  input_assembler assembler(data, device, variant.batching.pool);
+  {
+    batcher warm(variant.batching, cfg.workload.max_length);
+    for (int64_t i = 0; i < std::min<int64_t>(n, warmup_requests); ++i)
+      warm.push({i, i, static_cast<int64_t>(data.samples[static_cast<std::size_t>(i)].size()), 0.0});
+    while (auto formed = warm.poll(0.0, /*flush=*/true)) {
+      batch_plan plan;
+      plan.padded_length = formed->padded_length;
+      for (const auto& r : formed->requests) plan.rows.push_back(r.sample);
+      executor.forward(assembler.assemble(plan));
+    }
+    synchronize(device);
+  }
   server_sweep sweep;
   std::vector<torch::Tensor> outs, refs;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const auto& [rate, arrivals] = runs[k];
     if (progress) progress(fmt::format("{} @ {} req/s", variant.name, rate), static_cast<int64_t>(k), static_cast<int64_t>(runs.size()));
-    const rate_run run = run_rate(cfg, data, variant, executor, device, arrivals);
+    const rate_run run = run_rate(cfg, data, variant, executor, assembler, arrivals);
     server_point p = summarize_rate(run, rate, sc.latency_bound_ms);
     if (p.within_bound && !std::isnan(rate)) sweep.max_sustainable_rate = rate;
     sweep.points.push_back(p);

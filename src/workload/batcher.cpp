@@ -16,7 +16,13 @@ std::optional<double> batcher::deadline() const {
 
 std::optional<formed_batch> batcher::poll(double now_s, bool flush) {
   if (queue_.empty()) return std::nullopt;
-  const bool full = static_cast<int64_t>(queue_.size()) >= cfg_.max_batch();
+  bool full = static_cast<int64_t>(queue_.size()) >= cfg_.max_batch();
+  if (cfg_.kind == "dynamic" && !full) {
+    // Enough queued tokens to fill the budget: waiting longer cannot make the batch bigger.
+    int64_t tokens = 0;
+    for (const auto& r : queue_) tokens += padded_length_of(r.length, cfg_, max_length_);
+    full = tokens >= cfg_.max_tokens;
+  }
   if (!(flush || full || now_s >= *deadline())) return std::nullopt;
   return take_batch();
 }

@@ -1,9 +1,10 @@
 // The server scenario's batcher: queues arriving requests and decides when a batch goes.
 //
-// A batch is formed when max_batch requests wait, or when the oldest has waited
-// max_queue_delay_ms. The batch always contains the oldest request; with dynamic batching the
-// rest are the queued requests closest to it in length (grouped by the same planner as offline
-// batches, within the token budget), otherwise the next ones in arrival order. Time is passed in,
+// A batch is formed when max_batch requests wait, when (dynamic) the queued requests' padded
+// tokens reach max_tokens, or when the oldest has waited max_queue_delay_ms. The batch always
+// contains the oldest request; with dynamic batching it is the batch the length-sorted planner
+// (the same as offline, within the token budget) puts the oldest request in, otherwise the
+// next requests in arrival order. Time is passed in,
 // never read, so tests drive it with a fake clock.
 #pragma once
 

@@ -6,6 +6,7 @@
 
 #ifdef ATTNBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
 #endif
 
 namespace attnbench {
@@ -97,12 +98,15 @@ batch input_assembler::assemble(const batch_plan& plan) {
       buf->dev_mask = torch::empty({b, s}, torch::TensorOptions().device(device_).dtype(torch::kBool));
       allocations_ += 2;
     }
-    buf->dev_ids.copy_(buf->host_ids, /*non_blocking=*/pool_);
-    buf->dev_mask.copy_(buf->host_mask, /*non_blocking=*/pool_);
+    // Asynchronous from pinned memory in both modes, so pooled and fresh buffers differ only in
+    // allocation (a fresh pinned block is not reused before the copy that reads it completes).
+    const bool async = device_.is_cuda();
+    buf->dev_ids.copy_(buf->host_ids, async);
+    buf->dev_mask.copy_(buf->host_mask, async);
 #ifdef ATTNBENCH_WITH_CUDA
     if (pool_ && device_.is_cuda()) {
       if (!buf->copied) buf->copied.emplace();
-      buf->copied->record();
+      buf->copied->record(c10::cuda::getCurrentCUDAStream(device_.index()));
     }
 #endif
     ids = buf->dev_ids;
