@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <tuple>
 #include <optional>
 #include <ctime>
 
@@ -95,17 +97,19 @@ pass_timing time_pass(prepared_variant& v, const dataset& data, torch::Device de
   synchronize(device);
 #ifdef ATTNBENCH_WITH_CUDA
   if (device.is_cuda()) {
-    std::vector<at::cuda::CUDAEvent> marks;
-    marks.reserve(v.plans.size() + 1);
     const auto stream = c10::cuda::getCurrentCUDAStream(device.index());
+    // Events are created on first record: record each once before the clock starts, so
+    // cudaEventCreate is not timed, then record again where they mark the batches.
+    std::vector<at::cuda::CUDAEvent> marks(v.plans.size() + 1);
+    for (auto& m : marks) m = at::cuda::CUDAEvent(cudaEventDefault);
+    for (auto& m : marks) m.record(stream);
+    synchronize(device);
     const auto t0 = clock_type::now();
     lookup_pass(v, data);
-    marks.emplace_back(cudaEventDefault);
-    marks.back().record(stream);
+    marks[0].record(stream);
     for (std::size_t k = 0; k < v.plans.size(); ++k) {
       v.executor->forward(batch_for(v, k, scratch));
-      marks.emplace_back(cudaEventDefault);
-      marks.back().record(stream);
+      marks[k + 1].record(stream);
     }
     synchronize(device);
     t.seconds = seconds_since(t0);
@@ -243,6 +247,27 @@ std::string sdpa_backend_in_use(const EncoderClassifier& model, const batch& b, 
   return sdpa_backend_choice(q, q, q, mask);
 }
 
+// The backends LibTorch picks across a variant's batches (padded and unpadded batches can differ:
+// flash takes no mask): "flash", or "flash (3 batches), math (5 batches)".
+std::string sdpa_backends_in_use(const EncoderClassifier& model, const dataset& data,
+                                 const std::vector<batch_plan>& plans, const variant_config& vc, torch::Device device) {
+  std::map<std::string, int64_t> count;
+  std::map<std::tuple<std::size_t, int64_t, bool>, std::string> by_shape;  // (B, S, padded) → backend
+  input_assembler assemble(data, device, /*pool=*/false);
+  for (const auto& p : plans) {
+    int64_t real = 0;
+    for (auto row : p.rows) real += static_cast<int64_t>(data.samples[static_cast<std::size_t>(row)].size());
+    const auto key = std::make_tuple(p.rows.size(), p.padded_length, real < p.padded_tokens());
+    auto it = by_shape.find(key);
+    if (it == by_shape.end()) it = by_shape.emplace(key, sdpa_backend_in_use(model, assemble.assemble(p), vc, device)).first;
+    ++count[it->second];
+  }
+  if (count.size() == 1) return count.begin()->first;
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : count) parts.push_back(fmt::format("{} ({} batches)", name, n));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 }  // namespace
 
 run_outcome run_experiment(const config& cfg, const run_options& options) {
@@ -352,8 +377,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     try {
       check_pass(v, data, device, cfg.model.num_labels);
       if (vc.attention == attention_kind::sdpa) {
-        batch first = input_assembler(data, device, false).assemble(v.plans.front());
-        r.sdpa_backend_used = sdpa_backend_in_use(model, first, vc, device);
+        r.sdpa_backend_used = sdpa_backends_in_use(model, data, v.plans, vc, device);
       }
       v.runnable = true;
     } catch (const c10::Error& e) {
