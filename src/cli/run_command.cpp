@@ -16,6 +16,9 @@
 #include "report/npy_writer.hpp"
 #include "runner/device.hpp"
 #include "runner/runner.hpp"
+#include "runner/sweep_runner.hpp"
+#include "report/sweep_result_json.hpp"
+#include "report/sweep_writers.hpp"
 
 namespace fs = std::filesystem;
 
@@ -23,10 +26,80 @@ namespace attnbench {
 namespace {
 
 // Output files of --save-outputs: outputs/<variant>.npy, the name reduced to safe characters.
+std::string safe_name(std::string name) {
+  std::replace_if(name.begin(), name.end(), [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'); }, '_');
+  return name;
+}
+
 fs::path outputs_file(const fs::path& dir, const std::string& variant) {
-  std::string safe = variant;
-  std::replace_if(safe.begin(), safe.end(), [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'); }, '_');
-  return dir / "outputs" / (safe + ".npy");
+  return dir / "outputs" / (safe_name(variant) + ".npy");
+}
+
+void save_outputs(const fs::path& file, const torch::Tensor& t) {
+  fs::create_directories(file.parent_path());
+  const auto c = t.contiguous();
+  write_file_atomic(file, encode_npy_f32(c.data_ptr<float>(), c.sizes().vec()));
+}
+
+// A sweep: every point validated before anything runs, then run in the grid's order; the reports
+// are rendered in full before the first file is written.
+int run_sweep_command(const config& cfg, const run_command_options& opts, console& out) {
+  const std::vector<sweep_point> points = expand_sweep(*cfg.sweep);
+  const std::vector<config> configs = sweep_point_configs(cfg, points, detect_device_caps());
+  const fs::path dir = opts.out.empty() ? fs::path(cfg.output.dir) : fs::path(opts.out);
+  const auto has = [&](const char* f) { return std::count(cfg.output.formats.begin(), cfg.output.formats.end(), f) > 0; };
+  std::vector<fs::path> files;
+  if (has("json")) files.push_back(dir / "results.json");
+  if (has("csv")) files.push_back(dir / "results.csv");
+  if (has("md")) {
+    files.push_back(dir / "report.md");
+    files.push_back(dir / "sweep.svg");
+  }
+  const auto point_outputs = [&](size_t i, const std::string& variant) {
+    return dir / "outputs" / safe_name(points[i].label()) / (safe_name(variant) + ".npy");
+  };
+  if (opts.save_outputs)
+    for (size_t i = 0; i < points.size(); ++i)
+      for (const auto& v : configs[i].variants)
+        if (!v.pending) files.push_back(point_outputs(i, v.name));
+  std::vector<problem> problems = output_problems(files, opts.force, "output.dir", "--out");
+  if (!opts.junit.empty())
+    for (auto& p : output_problems({opts.junit}, opts.force, "--junit", "--junit")) problems.push_back(std::move(p));
+  if (!problems.empty()) throw input_error(std::move(problems));
+
+  run_options ro;
+  ro.on_progress = [&](const progress_event& e) { out.progress(e); };
+  ro.on_log = [&](const std::string& s) { out.log(s); };
+  if (!opts.perturb.empty()) ro.perturb_variant = opts.perturb;
+  out.info(fmt::format("attnbench: sweeping {} over {} points on {}", cfg.name, points.size(), cfg.device));
+  const sweep_outcome outcome = run_sweep(cfg, points, configs, ro, [&](size_t i, size_t n, const std::string& label) {
+    out.finish_progress();
+    out.info(fmt::format("point {}/{}: {}", i + 1, n, label));
+  });
+  out.finish_progress();
+  out.log(fmt::format("models built: {} for {} points", outcome.models_built, points.size()));
+
+  std::vector<std::pair<fs::path, std::string>> rendered;
+  if (has("json")) rendered.emplace_back(dir / "results.json", sweep_result_to_json(outcome.result).dump(2) + "\n");
+  if (has("csv")) rendered.emplace_back(dir / "results.csv", sweep_csv(outcome.result));
+  if (has("md")) {
+    rendered.emplace_back(dir / "report.md", sweep_markdown(outcome.result, "sweep.svg"));
+    rendered.emplace_back(dir / "sweep.svg", sweep_svg(outcome.result));
+  }
+  fs::create_directories(dir);
+  for (const auto& [file, text] : rendered) write_file_atomic(file, text);
+  if (opts.save_outputs)
+    for (size_t i = 0; i < points.size(); ++i)
+      for (const auto& [name, t] : outcome.outputs[i]) save_outputs(point_outputs(i, name), t);
+  if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(flatten_sweep(outcome.result))));
+
+  for (const auto& p : outcome.result.points) {
+    fmt::print("### {}\n\n{}\n", p.label(), markdown_table(p.result));
+    for (const auto& v : p.result.variants)
+      if (v.status != status_kind::pass) fmt::print("{} {} [{}]: {}\n", to_string(v.status), v.name, p.label(), v.reason);
+  }
+  out.info(fmt::format("wrote {} to {}", fmt::join(cfg.output.formats, ", "), dir.string()));
+  return outcome.result.all_passed() ? exit_ok : exit_check_failed;
 }
 
 }  // namespace
@@ -49,6 +122,7 @@ int run_run(const run_command_options& opts) {
   config cfg = load_config(opts.config_path, detect_device_caps());
   if (!opts.perturb.empty() && !find_variant(cfg, opts.perturb))
     throw input_error("--test-perturb-outputs", fmt::format("no variant named \"{}\"", opts.perturb));
+  if (cfg.sweep) return run_sweep_command(cfg, opts, out);
   const fs::path dir = opts.out.empty() ? fs::path(cfg.output.dir) : fs::path(opts.out);
   const auto writers = make_writers(cfg.output.formats);
   std::vector<fs::path> files;
@@ -73,10 +147,7 @@ int run_run(const run_command_options& opts) {
   write_reports(outcome.result, writers, dir, opts.force);
   if (opts.save_outputs) {
     fs::create_directories(dir / "outputs");
-    for (const auto& [name, t] : outcome.outputs) {
-      const auto c = t.contiguous();
-      write_file_atomic(outputs_file(dir, name), encode_npy_f32(c.data_ptr<float>(), c.sizes().vec()));
-    }
+    for (const auto& [name, t] : outcome.outputs) save_outputs(outputs_file(dir, name), t);
   }
 
   if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(outcome.result)));

@@ -18,6 +18,23 @@ void setup_validate(CLI::App& app, validate_command_options& opts) {
 int run_validate(const validate_command_options& opts) {
   const config cfg = load_config(opts.config_path, detect_device_caps());  // throws input_error
   check_config_against_workload(cfg, make_dataset(cfg.workload, cfg.model));
+  if (cfg.sweep) {
+    const auto points = expand_sweep(*cfg.sweep);
+    const auto configs = sweep_point_configs(cfg, points, detect_device_caps());  // throws input_error
+    for (size_t i = 0; i < configs.size(); ++i) {
+      try {
+        check_config_against_workload(configs[i], make_dataset(configs[i].workload, configs[i].model));
+      } catch (const input_error& e) {
+        std::vector<problem> problems;
+        for (const auto& p : e.problems())
+          problems.push_back({p.path, fmt::format("{} (at sweep point {})", p.message, points[i].label())});
+        throw input_error(std::move(problems));
+      }
+    }
+    fmt::print("{}: OK (sweep of {} points over {} variants, baseline \"{}\")\n", opts.config_path, points.size(),
+               configs.front().variants.size(), cfg.baseline);
+    return exit_ok;
+  }
   std::size_t runnable = 0;
   for (const auto& v : cfg.variants) runnable += v.pending ? 0 : 1;
   fmt::print("{}: OK ({} variants, {} runnable, baseline \"{}\")\n", opts.config_path, cfg.variants.size(), runnable,

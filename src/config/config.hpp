@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/sweep.hpp"
+
 namespace attnbench {
 
 inline constexpr int config_schema_version = 1;
@@ -145,6 +147,8 @@ struct config {
   std::vector<variant_config> variants;
   std::string baseline;
   output_config output;
+  // A parameter sweep (config/sweep.hpp): the experiment runs once per point of the grid.
+  std::optional<sweep_config> sweep;
   nlohmann::ordered_json raw;  // the document as read, for the results' environment block
 };
 

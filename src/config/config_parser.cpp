@@ -28,7 +28,8 @@ using names = std::vector<std::string>;
 
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
 const names root_keys{"schema_version", "name",     "model",    "workload", "measure", "check",  "device",
-                      "threads",        "variants", "baseline", "output",   "scenario", "server"};
+                      "threads",        "variants", "baseline", "output",   "scenario", "server",
+                      "sweep"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed"};
@@ -382,6 +383,7 @@ class config_reader {
     read_variants();
     read_baseline();
     read_output();
+    read_sweep_block();
     if (!log_.empty()) throw input_error(log_.take());
     return std::move(cfg_);
   }
@@ -808,6 +810,19 @@ class config_reader {
     }
   }
 
+  void read_sweep_block() {
+    const ordered_json* block = root_.find("sweep");
+    if (!block) return;
+    std::vector<problem> problems;
+    sweep_config sweep = read_sweep(*block, problems);
+    for (size_t i = 0; i < sweep.variants.size(); ++i)
+      if (!find_variant(cfg_, sweep.variants[i]))
+        problems.push_back({fmt::format("sweep.variants[{}]", i),
+                            fmt::format("no variant named {}", quote(sweep.variants[i]))});
+    for (auto& p : problems) log_.add(std::move(p.path), std::move(p.message));
+    cfg_.sweep = std::move(sweep);
+  }
+
   const ordered_json& doc_;
   const device_caps caps_;
   problem_log log_;
@@ -829,6 +844,29 @@ config parse_config_text(const std::string& text, const std::string& source_path
                                       parse_error_reason(e.what())));
   }
   return config_reader(doc, source_path, caps).read();
+}
+
+std::vector<config> sweep_point_configs(const config& base, const std::vector<sweep_point>& points,
+                                       const device_caps& caps) {
+  std::vector<config> configs;
+  std::vector<problem> problems;
+  for (const auto& point : points) {
+    try {
+      const ordered_json doc = apply_sweep_point(base.raw, *base.sweep, point, base.baseline);
+      configs.push_back(config_reader(doc, base.source_path, caps).read());
+    } catch (const input_error& e) {
+      // The same bad value fails many points: say each problem once, with the first point it hit.
+      for (const auto& p : e.problems()) {
+        problem at{p.path, fmt::format("{} (at sweep point {})", p.message, point.label())};
+        const bool repeat = std::any_of(problems.begin(), problems.end(), [&](const problem& q) {
+          return q.path == p.path && q.message.rfind(p.message + " (at sweep point", 0) == 0;
+        });
+        if (!repeat) problems.push_back(std::move(at));
+      }
+    }
+  }
+  if (!problems.empty()) throw input_error(std::move(problems));
+  return configs;
 }
 
 config load_config(const std::string& path, const device_caps& caps) {

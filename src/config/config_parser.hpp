@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 
@@ -13,6 +14,12 @@ namespace attnbench {
 // `source_path` is recorded in the config and anchors a relative workload.file ("" = the
 // current directory). `caps` says which devices and autocast modes this machine supports.
 config parse_config_text(const std::string& text, const std::string& source_path, const device_caps& caps);
+
+// The config of each sweep point (base.sweep must be set): the point applied to base.raw, then
+// parsed and validated like any config. Every problem of every point is thrown at once, each
+// once, naming the first point it appeared at.
+std::vector<config> sweep_point_configs(const config& base, const std::vector<sweep_point>& points,
+                                       const device_caps& caps);
 
 // Reads `path` and parses it; a missing or unreadable file is an input_error naming the path.
 config load_config(const std::string& path, const device_caps& caps);

@@ -2,6 +2,10 @@
 // plotting scripts. RFC 4180 quoting; NaN (undefined) is an empty field.
 #pragma once
 
+#include <iosfwd>
+#include <string>
+#include <vector>
+
 #include "report/writer_base.hpp"
 
 namespace attnbench {
@@ -14,5 +18,12 @@ class csv_writer : public writer_base {
  protected:
   void do_write(const run_result& result, std::ostream& out) const override;
 };
+
+// The pieces, for writers that add columns (the sweep's combined CSV): the header, one variant's
+// fields (already quoted), RFC 4180 quoting, and writing one row.
+std::vector<std::string> csv_columns();
+std::vector<std::string> csv_fields(const variant_result& v);
+std::string csv_quoted(const std::string& field);
+void write_csv_row(std::ostream& out, const std::vector<std::string>& fields);
 
 }  // namespace attnbench

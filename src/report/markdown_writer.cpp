@@ -221,6 +221,14 @@ std::string markdown_server_tables(const run_result& r) {
   return out.str();
 }
 
+std::string markdown_throughput_cell(const summary& s) { return throughput_cell(s); }
+std::string markdown_speedup_cell(const variant_result& v) { return speedup_cell(v); }
+std::string markdown_environment(const run_result& r) {
+  std::ostringstream out;
+  write_environment(r, out);
+  return out.str();
+}
+
 std::string markdown_table(const run_result& r) {
   fmt::memory_buffer buf;
   auto row = [&](const std::string& a, const std::string& b, const std::string& c) {

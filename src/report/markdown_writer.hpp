@@ -33,6 +33,12 @@ std::string markdown_cell(const std::string& text);
 // the console after the headline table.
 std::string markdown_server_tables(const run_result& result);
 
+// Cells and blocks of report.md, for the sweep report: "151.07 ± 1.20", "1.45× [1.42–1.52]",
+// and the environment block (machine, versions, model, workload, measurement).
+std::string markdown_throughput_cell(const summary& s);
+std::string markdown_speedup_cell(const variant_result& v);
+std::string markdown_environment(const run_result& r);
+
 // The headline table alone (Method | Throughput | Speedup), as printed on the console.
 std::string markdown_table(const run_result& result);
 

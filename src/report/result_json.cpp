@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "common/error.hpp"
+#include "report/sweep_result_json.hpp"
 
 namespace attnbench {
 namespace {
@@ -402,7 +403,7 @@ run_result load_run_result(const std::filesystem::path& path) {
     throw input_error(file, "invalid JSON: " + what);
   }
   try {
-    return run_result_from_json(j);
+    return is_sweep_json(j) ? flatten_sweep(sweep_result_from_json(j)) : run_result_from_json(j);
   } catch (const input_error& e) {
     std::vector<problem> problems;
     for (const auto& p : e.problems()) problems.push_back({file, p.to_string()});

@@ -22,7 +22,8 @@ run_result run_result_from_json(const nlohmann::json& j);
 
 // Reads a results.json file. Every failure (unreadable, invalid JSON with its line and column, a
 // schema version or field problem with its JSON path) throws input_error whose message starts
-// with the file's path, so a tool comparing two files says which one is wrong.
+// with the file's path, so a tool comparing two files says which one is wrong. A sweep's
+// results.json comes back flattened (flatten_sweep): its variants named "<variant> [<point>]".
 run_result load_run_result(const std::filesystem::path& path);
 
 }  // namespace attnbench

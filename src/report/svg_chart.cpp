@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/xml_escape.hpp"
+#include "report/svg_builder.hpp"
 
 namespace attnbench {
 namespace {
@@ -36,67 +36,6 @@ constexpr const char* failed_colour = "#e15759";
 constexpr const char* text_colour = "#222222";
 constexpr const char* muted_colour = "#777777";
 constexpr const char* grid_colour = "#dddddd";
-
-// Minimal SVG document: elements appended in drawing order; every text escaped.
-class svg_builder {
- public:
-  svg_builder(double width, double height) : width_(width), height_(height) {}
-
-  void rect(double x, double y, double w, double h, const std::string& attributes) {
-    body_ += fmt::format("  <rect {} x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>\n",
-                         attributes, x, y, w, h);
-  }
-  void line(double x1, double y1, double x2, double y2, const std::string& attributes) {
-    body_ += fmt::format("  <line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" {}/>\n", x1, y1, x2,
-                         y2, attributes);
-  }
-  void text(double x, double y, const std::string& content, const std::string& attributes) {
-    body_ += fmt::format("  <text x=\"{:.1f}\" y=\"{:.1f}\" {}>{}</text>\n", x, y, attributes,
-                         xml_escape(content));
-  }
-  // A tooltip for the element drawn next (SVG's <title>), shown on hover in browsers.
-  void group_with_title(const std::string& title) {
-    body_ += fmt::format("  <g>\n  <title>{}</title>\n", xml_escape(title));
-  }
-  void end_group() { body_ += "  </g>\n"; }
-
-  std::string str() const {
-    return fmt::format(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 "
-        "{0:.0f} {1:.0f}\" "
-        "font-family=\"{2}\" font-size=\"{3:.0f}\">\n"
-        "  <rect x=\"0\" y=\"0\" width=\"{0:.0f}\" height=\"{1:.0f}\" fill=\"#ffffff\"/>\n"
-        "{4}</svg>\n",
-        width_, height_, font, font_size, body_);
-  }
-
- private:
-  double width_, height_;
-  std::string body_;
-};
-
-// Code points, not bytes: labels may hold UTF-8 (×, —).
-size_t glyphs(const std::string& s) {
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
-// At most `max_glyphs` code points, the last one an ellipsis when cut.
-std::string fit(const std::string& s, size_t max_glyphs) {
-  if (glyphs(s) <= max_glyphs || max_glyphs == 0) return s;
-  std::string out;
-  size_t count = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if ((s[i] & 0xC0) != 0x80 && ++count == max_glyphs) break;
-    out += s[i];
-  }
-  return out + "…";
-}
-
-std::string tick_text(double v, double step) {
-  const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
-  return fmt::format("{:.{}f}", v, decimals);
-}
 
 double panel_height(const bar_panel& p) {
   return panel_title_height + row_height * static_cast<double>(std::max<size_t>(p.bars.size(), 1)) +
@@ -194,7 +133,7 @@ std::string svg_bar_chart(const std::string& title, const std::vector<bar_panel>
   for (const auto& p : panels) height += panel_height(p) + panel_gap;
   height += margin - panel_gap;
 
-  svg_builder svg(chart_width, height);
+  svg_builder svg(chart_width, height, font, font_size);
   svg.text(
       margin, margin + 16, title,
       fmt::format("font-size=\"{:.0f}\" font-weight=\"bold\" fill=\"{}\"", title_font_size, text_colour));

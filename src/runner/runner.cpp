@@ -217,11 +217,19 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
   env.config = cfg.raw;
   if (options.measure_ceilings) {
     const int64_t n = default_ceiling_size(device);
-    env.ceilings.push_back(measure_matmul_ceiling(device, torch::kFloat, n, ceiling_repeats));
+    const auto ceiling = [&](torch::ScalarType dtype) {
+      if (!options.cache) return measure_matmul_ceiling(device, dtype, n, ceiling_repeats);
+      const std::string key = fmt::format("{}|{}|{}", device.str(), env.threads, c10::toString(dtype));
+      auto it = options.cache->ceilings.find(key);
+      if (it == options.cache->ceilings.end())
+        it = options.cache->ceilings.emplace(key, measure_matmul_ceiling(device, dtype, n, ceiling_repeats)).first;
+      return it->second;
+    };
+    env.ceilings.push_back(ceiling(torch::kFloat));
     for (auto p : {precision_kind::amp_bf16, precision_kind::amp_fp16}) {
       const bool used = std::any_of(cfg.variants.begin(), cfg.variants.end(),
                                     [&](const variant_config& v) { return !v.pending && v.precision == p; });
-      if (used) env.ceilings.push_back(measure_matmul_ceiling(device, compute_dtype(p), n, ceiling_repeats));
+      if (used) env.ceilings.push_back(ceiling(compute_dtype(p)));
     }
   }
   return env;
@@ -298,14 +306,29 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   if (cfg.scenario == "server") res.latency_bound_ms = cfg.server.latency_bound_ms;
 
   // --- model: one set of weights for every variant ---
-  log("building the model");
-  EncoderClassifier model(cfg.model);
-  model->init_weights(cfg.model.seed);
-  model->eval();  // dropout off
+  EncoderClassifier model{nullptr};
+  // Everything that shapes the weights, and where they live.
+  const std::string model_key = nlohmann::json(cfg.raw.value("model", nlohmann::ordered_json::object())).dump() +
+                                "|" + device.str();
+  if (options.cache && options.cache->model && options.cache->model_key == model_key) {
+    log("reusing the model of the previous run");
+    model = options.cache->model;
+  } else {
+    log("building the model");
+    model = EncoderClassifier(cfg.model);
+    model->init_weights(cfg.model.seed);
+    model->eval();  // dropout off
+    if (options.cache) {
+      options.cache->model = nullptr;  // free the previous model before the next one is moved to the device
+      options.cache->model_key = model_key;
+      ++options.cache->models_built;
+    }
+  }
   res.model = model_info{cfg.model.preset, cfg.model.layers, cfg.model.hidden, cfg.model.heads, cfg.model.ffn,
                          cfg.model.vocab_size, cfg.model.max_positions, cfg.model.num_labels,
                          parameter_count(*model), weight_checksum(*model), cfg.model.causal};
   model->to(device);
+  if (options.cache) options.cache->model = model;
 
   // --- workload ---
   const auto n_samples = static_cast<int64_t>(data.samples.size());

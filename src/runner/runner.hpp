@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "config/config.hpp"
+#include "model/encoder.hpp"
 #include "report/result.hpp"
 
 namespace attnbench {
@@ -23,12 +24,24 @@ struct progress_event {
   double elapsed_s = 0; // since the run started
 };
 
+// Set-up that several runs of one process can share (the points of a sweep): the last model
+// built, keyed by its config and device, and the matmul ceilings, keyed by device, threads and
+// dtype. Reusing them changes no result: weights come from the seed, and a ceiling is a property
+// of the machine.
+struct setup_cache {
+  std::string model_key;
+  EncoderClassifier model{nullptr};
+  std::map<std::string, matmul_ceiling> ceilings;
+  int64_t models_built = 0;  // for tests and the log
+};
+
 struct run_options {
   std::function<void(const progress_event&)> on_progress;  // may be empty
   std::function<void(const std::string&)> on_log;          // verbose lines; may be empty
   // Test-only: adds noise to this variant's outputs before the check (proves a FAIL is caught).
   std::optional<std::string> perturb_variant;
   bool measure_ceilings = true;  // off in unit tests to save time
+  setup_cache* cache = nullptr;   // may be null: nothing is shared
 };
 
 struct run_outcome {

@@ -1,0 +1,137 @@
+#include "report/sweep_writers.hpp"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "report/csv_writer.hpp"
+#include "report/markdown_writer.hpp"
+#include "report/svg_line_chart.hpp"
+
+namespace attnbench {
+namespace {
+
+constexpr const char* em_dash = "—";
+
+std::vector<const sweep_axis_result*> varying_axes(const sweep_result& s) {
+  std::vector<const sweep_axis_result*> out;
+  for (const auto& a : s.axes)
+    if (a.values.size() > 1) out.push_back(&a);
+  return out;
+}
+
+std::string param(const sweep_point_result& p, const std::string& axis) {
+  for (const auto& [name, value] : p.params)
+    if (name == axis) return value;
+  return {};
+}
+
+}  // namespace
+
+std::string sweep_csv(const sweep_result& sweep) {
+  std::ostringstream out;
+  std::vector<std::string> header;
+  for (const auto& a : sweep.axes) header.push_back(csv_quoted(a.name));
+  for (auto& c : csv_columns()) header.push_back(std::move(c));
+  write_csv_row(out, header);
+  for (const auto& p : sweep.points) {
+    for (const auto& v : p.result.variants) {
+      std::vector<std::string> row;
+      for (const auto& a : sweep.axes) row.push_back(csv_quoted(param(p, a.name)));
+      for (auto& f : csv_fields(v)) row.push_back(std::move(f));
+      write_csv_row(out, row);
+    }
+  }
+  return out.str();
+}
+
+std::string sweep_markdown(const sweep_result& sweep, const std::string& chart_file) {
+  std::ostringstream out;
+  out << "# " << sweep.name << " — sweep\n\n";
+  std::vector<std::string> axes;
+  for (const auto& a : sweep.axes)
+    axes.push_back(fmt::format("`{}` ∈ {{{}}}", a.name, fmt::join(a.values, ", ")));
+  out << fmt::format(
+      "{} points over {}; every point runs the same variants against its own baseline, "
+      "measured in the same run.\n\n",
+      sweep.points.size(), fmt::join(axes, " × "));
+  if (!sweep.points.empty()) {
+    out << "First point: " << markdown_environment(sweep.points.front().result) << '\n';
+  }
+  if (!chart_file.empty()) out << "![Throughput against the swept axis](" << chart_file << ")\n\n";
+
+  // The summary: one row per point and variant; the axes columns only for axes that vary.
+  out << "## Summary\n\n";
+  const auto varying = varying_axes(sweep);
+  std::vector<std::string> head, rule;
+  for (const auto* a : varying) {
+    head.push_back(markdown_cell(a->name));
+    rule.push_back(a->numeric ? "---:" : "---");
+  }
+  for (const char* h : {"Method", "Throughput (samples/s)", "Speedup vs baseline", "Check"})
+    head.emplace_back(h);
+  for (const char* r : {"---", "---:", "---:", "---"}) rule.emplace_back(r);
+  out << "| " << fmt::format("{}", fmt::join(head, " | ")) << " |\n";
+  out << "| " << fmt::format("{}", fmt::join(rule, " | ")) << " |\n";
+  for (const auto& p : sweep.points) {
+    for (const auto& v : p.result.variants) {
+      std::vector<std::string> row;
+      for (const auto* a : varying) row.push_back(markdown_cell(param(p, a->name)));
+      row.push_back(markdown_cell(v.name));
+      if (v.status == status_kind::skipped) {
+        row.insert(row.end(), {em_dash, em_dash, markdown_cell("SKIPPED: " + v.reason)});
+      } else {
+        row.push_back(markdown_throughput_cell(v.throughput));
+        row.push_back(markdown_speedup_cell(v));
+        row.push_back(v.status == status_kind::fail ? markdown_cell("FAIL: " + v.reason)
+                                                    : to_string(v.check.status));
+      }
+      out << "| " << fmt::format("{}", fmt::join(row, " | ")) << " |\n";
+    }
+  }
+  out << "\n## Points\n";
+  for (const auto& p : sweep.points) {
+    out << "\n### " << p.label() << "\n\n" << markdown_table(p.result);
+    if (const std::string server = markdown_server_tables(p.result); !server.empty()) out << '\n' << server;
+  }
+  return out.str();
+}
+
+std::string sweep_svg(const sweep_result& sweep) {
+  if (sweep.axes.empty()) return svg_line_chart(sweep.name, "", {}, "samples/s", {});
+  const auto varying = varying_axes(sweep);
+  const sweep_axis_result& x_axis = varying.empty() ? sweep.axes.front() : *varying.front();
+  // A line is a variant at one combination of the other varying axes' values.
+  std::vector<line_series> series;
+  std::map<std::string, size_t> index;
+  for (const auto& p : sweep.points) {
+    std::vector<std::string> rest;
+    for (const auto* a : varying)
+      if (a != &x_axis) rest.push_back(a->name + "=" + param(p, a->name));
+    const auto x = std::find(x_axis.values.begin(), x_axis.values.end(), param(p, x_axis.name));
+    if (x == x_axis.values.end()) continue;
+    const auto xi = static_cast<size_t>(x - x_axis.values.begin());
+    for (const auto& v : p.result.variants) {
+      const std::string name = rest.empty() ? v.name : fmt::format("{} ({})", v.name, fmt::join(rest, ", "));
+      auto it = index.find(name);
+      if (it == index.end()) {
+        it = index.emplace(name, series.size()).first;
+        const auto n = x_axis.values.size();
+        series.push_back({name, std::vector<double>(n, not_a_number), std::vector<double>(n, not_a_number),
+                          std::vector<double>(n, not_a_number)});
+      }
+      if (v.status == status_kind::skipped) continue;
+      line_series& s = series[it->second];
+      s.y[xi] = v.throughput.median;
+      s.y_low[xi] = v.throughput.ci_low;
+      s.y_high[xi] = v.throughput.ci_high;
+    }
+  }
+  return svg_line_chart(fmt::format("{}: throughput against {}", sweep.name, x_axis.name), x_axis.name,
+                        x_axis.values, "samples/s (median, 95% CI)", series);
+}
+
+}  // namespace attnbench

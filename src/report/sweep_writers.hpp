@@ -1,0 +1,22 @@
+// Renders a sweep_result: the combined CSV (the axes' values, then the run CSV's columns, a row
+// per point and variant), report.md (a summary table over every point with only the axes that
+// vary, the line chart, then each point's own table) and the line chart of throughput against the
+// swept axis.
+#pragma once
+
+#include <string>
+
+#include "report/sweep_result.hpp"
+
+namespace attnbench {
+
+std::string sweep_csv(const sweep_result& sweep);
+
+// chart_file: the line chart written beside report.md ("" for none).
+std::string sweep_markdown(const sweep_result& sweep, const std::string& chart_file);
+
+// x: the first axis with more than one value (the first axis when none has); one line per variant
+// and combination of the other varying axes' values; y: median samples/s with its 95% CI.
+std::string sweep_svg(const sweep_result& sweep);
+
+}  // namespace attnbench

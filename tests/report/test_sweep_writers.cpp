@@ -1,0 +1,110 @@
+#include "report/sweep_writers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "report/result_json.hpp"
+#include "report/svg_line_chart.hpp"
+#include "report/sweep_result_json.hpp"
+#include "sample_result.hpp"
+#include "xml_check.hpp"
+
+using namespace attnbench;
+using Catch::Matchers::Contains;
+using testing::count_of;
+using testing::xml_problem;
+
+namespace {
+
+// Two axes, batch_size varying (3 values) and precision fixed; each point the sample run.
+sweep_result sample_sweep() {
+  sweep_result s;
+  s.name = "sweep-test";
+  s.axes = {{"batch_size", {"1", "2", "4"}, true}, {"precision", {"fp32"}, false}};
+  for (const char* bs : {"1", "2", "4"}) {
+    sweep_point_result p;
+    p.params = {{"batch_size", bs}, {"precision", "fp32"}};
+    p.result = testing::sample_result();
+    s.points.push_back(p);
+  }
+  return s;
+}
+
+size_t lines(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("sweep CSV: the axes' columns first, a row per point and variant", "[report][sweep]") {
+  const sweep_result s = sample_sweep();
+  const std::string csv = sweep_csv(s);
+  const size_t variants = s.points[0].result.variants.size();
+  CHECK(lines(csv) == 1 + 3 * variants);
+  CHECK(csv.rfind("batch_size,precision,name,status,", 0) == 0);
+  CHECK_THAT(csv, Contains("\n4,fp32," + s.points[2].result.variants[0].name + ","));
+}
+
+TEST_CASE("sweep markdown: summary with only the varying axes, then a table per point", "[report][sweep]") {
+  const sweep_result s = sample_sweep();
+  const std::string md = sweep_markdown(s, "sweep.svg");
+  CHECK_THAT(md, Contains("| batch_size | Method | Throughput (samples/s) |"));
+  CHECK_THAT(md, !Contains("| precision |"));  // one value: not a column
+  CHECK_THAT(md, Contains("![Throughput against the swept axis](sweep.svg)"));
+  CHECK(count_of(md, "\n### batch_size=") == 3);
+  CHECK_THAT(md, Contains("### batch_size=4 precision=fp32"));
+}
+
+TEST_CASE("sweep chart: well-formed, one line per variant over the swept axis", "[report][sweep]") {
+  sweep_result s = sample_sweep();
+  const std::string svg = sweep_svg(s);
+  INFO(svg);
+  CHECK(xml_problem(svg).empty());
+  size_t runnable = 0;
+  for (const auto& v : s.points[0].result.variants) runnable += v.status == status_kind::skipped ? 0 : 1;
+  CHECK(count_of(svg, "<g class=\"series\">") == s.points[0].result.variants.size());
+  CHECK(count_of(svg, "<polyline") == runnable);  // skipped variants have no points to join
+  CHECK(count_of(svg, "<circle") == 3 * runnable);
+  CHECK_THAT(svg, Contains(">batch_size</text>"));
+
+  // A second varying axis splits each variant into one line per value of it.
+  s.axes[1].values = {"fp32", "amp-bf16"};
+  auto more = s.points;
+  for (auto& p : more) p.params[1].second = "amp-bf16";
+  s.points.insert(s.points.end(), more.begin(), more.end());
+  const std::string two = sweep_svg(s);
+  CHECK(xml_problem(two).empty());
+  CHECK(count_of(two, "<g class=\"series\">") == 2 * s.points[0].result.variants.size());
+  CHECK_THAT(two, Contains("(precision=amp-bf16)"));
+}
+
+TEST_CASE("line chart: NaN breaks a line, whiskers drawn, empty input renders", "[report][sweep]") {
+  const double nan = not_a_number;
+  const std::string svg = svg_line_chart("t", "x", {"1", "2", "3", "4"}, "y",
+                                         {{"a", {1, 2, nan, 4}, {0.5, 1.5, nan, 3}, {1.5, 2.5, nan, 5}}});
+  CHECK(xml_problem(svg).empty());
+  CHECK(count_of(svg, "<polyline") == 1);  // 1–2 joined; 4 stands alone
+  CHECK(count_of(svg, "<circle") == 3);
+  CHECK(xml_problem(svg_line_chart("t", "x", {}, "y", {})).empty());
+}
+
+TEST_CASE("sweep JSON round-trips, and a sweep compares as variants named by point", "[report][sweep]") {
+  const sweep_result s = sample_sweep();
+  const auto j = sweep_result_to_json(s);
+  CHECK(is_sweep_json(j));
+  const sweep_result back = sweep_result_from_json(j);
+  REQUIRE(back.points.size() == 3);
+  CHECK(back.points[1].label() == "batch_size=2 precision=fp32");
+  CHECK(back.axes[0].numeric);
+  CHECK(back.points[2].result.variants[0].throughput.median ==
+        s.points[2].result.variants[0].throughput.median);
+  const run_result flat = flatten_sweep(back);
+  CHECK(flat.variants.size() == 3 * s.points[0].result.variants.size());
+  CHECK(flat.variants[0].name == s.points[0].result.variants[0].name + " [batch_size=1 precision=fp32]");
+
+  auto broken = j;
+  broken["points"][1]["result"].erase("variants");
+  CHECK_THROWS_WITH(sweep_result_from_json(broken), Contains("points[1].result"));
+}
