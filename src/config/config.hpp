@@ -102,6 +102,15 @@ struct batching_config {
   int64_t max_batch() const { return kind == "dynamic" ? max_batch_size : batch_size; }
 };
 
+// CPU offloading (techniques/offload_executor.hpp): encoder layers live in host memory and are
+// streamed to the device one layer ahead of compute.
+struct offload_config {
+  int64_t prefetch = 0;        // layers copied ahead of the one computing; resident ≤ prefetch + 1
+  bool pinned = true;          // page-locked host copies (CUDA only: async copies need them)
+  bool host_in_compute_dtype = false;  // host copies of matrices in the autocast dtype ("host_dtype": "compute")
+  std::string target;          // "" = the run's device (an accelerator); "cpu" exercises the mechanism on the CPU
+};
+
 struct variant_config {
   std::string name;
   std::string description;     // one line: how it differs from the baseline (generated when empty)
@@ -109,6 +118,7 @@ struct variant_config {
   attention_kind attention = attention_kind::sdpa;
   sdpa_backend backend = sdpa_backend::auto_select;
   batching_config batching;
+  std::optional<offload_config> offload;  // set when the variant has an enabled offload block
   // Technique blocks not handled by the core schema (offload, parallel, checkpointing, ...),
   // keyed by their JSON key, validated by the technique that owns them.
   std::map<std::string, nlohmann::json> techniques;

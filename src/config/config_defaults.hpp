@@ -55,6 +55,10 @@ inline constexpr double max_queue_delay_ms = 5;  // server: Triton's typical ord
 inline constexpr int64_t server_requests = 500;   // per rate: enough for a p99 from hundreds of requests
 inline constexpr double server_max_time_s = 20;   // per rate: a sweep of a few rates stays within minutes
 
+// --- offload ---
+inline constexpr int64_t offload_prefetch = 1;  // one layer ahead: its copy overlaps the current layer's compute
+inline constexpr bool offload_pinned = true;    // pageable host memory makes CUDA copies synchronous
+
 // --- check: relative L2 of logits against the fp32 baseline ---
 inline constexpr double tolerance_fp32 = 1e-5;      // same math; only summation order differs
 inline constexpr double tolerance_amp_bf16 = 5e-2;  // 8-bit mantissa: 2^-8 ≈ 3.9e-3/op, over layers

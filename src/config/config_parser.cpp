@@ -43,6 +43,8 @@ const names dynamic_batching_keys{"max_tokens", "max_batch_size", "grouping", "b
 const names server_keys{"rates", "requests", "max_time_s", "latency_bound_ms", "seed", "trace"};
 const names scenarios{"offline", "server"};
 const names output_keys{"dir", "formats"};
+const names offload_keys{"enabled", "prefetch", "pinned", "host_dtype", "target"};
+const names offload_host_dtypes{"fp32", "compute"};
 // Technique blocks of later issues: only a pending variant may carry them (stored, not validated).
 const names technique_keys{"offload", "parallel", "checkpointing", "pipeline"};
 const names variant_keys = [] {
@@ -655,6 +657,10 @@ class config_reader {
     for (const auto& key : technique_keys) {
       const ordered_json* block = v.find(key);
       if (!block) continue;
+      if (key == "offload" && !pending) {
+        read_offload(v.object("offload"), vc);
+        continue;
+      }
       if (pending)
         vc.techniques[key] = nlohmann::json(*block);
       else
@@ -669,6 +675,43 @@ class config_reader {
                                      "the CPU",
                                      quote(cfg_.device)));
     return vc;
+  }
+
+  void read_offload(const object_reader& o, variant_config& vc) {
+    if (!o.present()) return;
+    o.check_keys(offload_keys);
+    if (auto enabled = o.boolean("enabled"); enabled && !*enabled) return;
+    offload_config oc;
+    oc.prefetch = defaults::offload_prefetch;
+    oc.pinned = defaults::offload_pinned;
+    if (auto prefetch = o.integer("prefetch", 0)) {
+      if (cfg_.model.layers > 0 && *prefetch > cfg_.model.layers)
+        o.add("prefetch", fmt::format("must be <= the model's {} layers; got {}", cfg_.model.layers, *prefetch));
+      else
+        oc.prefetch = *prefetch;
+    }
+    assign(oc.pinned, o.boolean("pinned"));
+    if (auto host = o.choice("host_dtype", offload_host_dtypes)) oc.host_in_compute_dtype = *host == "compute";
+    if (auto target = o.string("target")) {
+      const auto index = cuda_index(*target);
+      if (*target != "cpu" && !index)
+        o.add("target", fmt::format("expected \"cpu\", \"cuda\" or \"cuda:N\"; got {}", quote(*target)));
+      else if (index && *index >= caps_.cuda_devices)
+        o.add("target", fmt::format("{} is not available: this machine has {} CUDA device{}", quote(*target),
+                                    caps_.cuda_devices, caps_.cuda_devices == 1 ? "" : "s"));
+      else if (index && on_cpu_.value_or(false))
+        o.add("target", fmt::format("{} is not the run's device ({}): offloading streams weights to the device "
+                                    "the model runs on; use \"cpu\" to exercise the mechanism on the CPU",
+                                    quote(*target), quote(cfg_.device)));
+      else if (*target == "cpu" && on_cpu_ && !*on_cpu_)
+        o.add("target", fmt::format("\"cpu\" exercises the mechanism on a CPU run; this run's device is {}: leave "
+                                    "target out to offload to it",
+                                    quote(cfg_.device)));
+      else if (const auto run_index = cuda_index(cfg_.device); index && run_index && *run_index != *index)
+        o.add("target", fmt::format("{} is not the run's device ({})", quote(*target), quote(cfg_.device)));
+      oc.target = *target;
+    }
+    vc.offload = oc;
   }
 
   void read_batching(const object_reader& b, batching_config& bc) {

@@ -81,8 +81,14 @@ torch::Tensor EncoderClassifierImpl::forward(const torch::Tensor& input_ids, con
   TORCH_CHECK(input_ids.size(1) <= cfg_.max_positions, "sequence length ", input_ids.size(1),
               " exceeds the model's ", cfg_.max_positions, " positions");
   const attention_mask mask = make_attention_mask(padding_mask, how_.causal, how_.kind);
-  auto x = embeddings_(input_ids);  // (B, S, H)
+  auto x = embed(input_ids);  // (B, S, H)
   for (const auto& layer : *layers_) x = layer->as<EncoderLayer>()->forward(x, mask, how_);
+  return head(x);
+}
+
+torch::Tensor EncoderClassifierImpl::embed(const torch::Tensor& input_ids) { return embeddings_(input_ids); }
+
+torch::Tensor EncoderClassifierImpl::head(const torch::Tensor& x) {
   torch::Tensor pooled;
   {
     RECORD_USER_SCOPE("pooler");

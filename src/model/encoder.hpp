@@ -54,6 +54,14 @@ class EncoderClassifierImpl : public torch::nn::Module {
   // Returns logits (B, num_labels) in float32 whatever the compute precision.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& padding_mask);
 
+  // The pieces of forward(), for executors that run the layers themselves (offload):
+  // forward(ids, mask) == head(layer(L-1)(… layer(0)(embed(ids)) …)).
+  torch::Tensor embed(const torch::Tensor& input_ids);  // (B, S) → (B, S, H)
+  torch::Tensor head(const torch::Tensor& x);           // (B, S, H) → (B, num_labels) float32
+  EncoderLayer layer(int64_t i) const { return EncoderLayer(layers_->ptr<EncoderLayerImpl>(static_cast<size_t>(i))); }
+  int64_t num_layers() const { return static_cast<int64_t>(layers_->size()); }
+  Embeddings embeddings() const { return embeddings_; }
+
   void set_attention(const attention_settings& how) { how_ = how; }
   const attention_settings& attention() const { return how_; }
   const model_config& config() const { return cfg_; }

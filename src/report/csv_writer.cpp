@@ -64,6 +64,10 @@ std::vector<std::string> csv_columns() {
           "mean_batch_size",
           "cache_hit_rate",
           "max_sustainable_rate",
+          "offload_resident_weight_bytes",
+          "offload_bytes_per_pass",
+          "offload_exposed_ms_per_pass",
+          "offload_h2d_gb_per_s",
           "reason"};
 }
 
@@ -97,6 +101,10 @@ std::vector<std::string> csv_fields(const variant_result& v) {
           number(v.mean_batch_size),
           number(v.cache_hit_rate),
           number(v.max_sustainable_rate),
+          v.offload.used ? std::to_string(v.offload.resident_weight_bytes) : std::string{},
+          v.offload.used ? std::to_string(v.offload.bytes_per_pass) : std::string{},
+          number(v.offload.exposed_ms_per_pass),
+          number(v.offload.h2d_gb_per_s),
           quoted(v.reason)};
 }
 

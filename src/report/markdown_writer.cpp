@@ -189,6 +189,20 @@ void write_server_tables(const run_result& r, std::ostream& out) {
   }
 }
 
+void write_offload(const offload_info& o, std::ostream& out) {
+  const double saved = 1.0 - static_cast<double>(o.resident_weight_bytes) / static_cast<double>(o.full_weight_bytes);
+  out << fmt::format("  - offload to `{}`: {} layers, host copies {}{}, prefetch {}; at most {} of {} layers "
+                     "resident (bound {}); device-resident weights {} instead of {} ({} less)\n",
+                     o.target, o.layers, o.host_dtype, o.pinned ? " (pinned)" : "", o.prefetch,
+                     o.max_resident_layers, o.layers, o.resident_bound, human_bytes(o.resident_weight_bytes),
+                     human_bytes(o.full_weight_bytes), fixed(saved * percent, 0) + "%");
+  out << fmt::format("  - per pass: {} host → device in {} ms ({} GB/s); {} ms of it exposed, {} hidden under "
+                     "compute\n",
+                     human_bytes(o.bytes_per_pass), fixed(o.copy_ms_per_pass, 2), fixed(o.h2d_gb_per_s, 2),
+                     fixed(o.exposed_ms_per_pass, 2),
+                     std::isfinite(o.hidden_share) ? fixed(o.hidden_share * percent, 0) + "%" : not_available);
+}
+
 void write_variant_list(const run_result& r, std::ostream& out) {
   for (const auto& v : r.variants) {
     out << "- **" << v.name << "**" << (v.is_baseline ? " (baseline)" : "");
@@ -196,6 +210,7 @@ void write_variant_list(const run_result& r, std::ostream& out) {
     if (v.status != status_kind::pass)
       out << " — " << to_string(v.status) << (v.reason.empty() ? "" : ": " + v.reason);
     out << '\n';
+    if (v.offload.used) write_offload(v.offload, out);
   }
 }
 

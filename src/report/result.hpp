@@ -72,6 +72,27 @@ struct server_point {
   bool within_bound = false;            // p99 ≤ the config's latency bound
 };
 
+// CPU offloading (offload issue): encoder layers streamed from host memory to the device.
+// Byte counts are exact accounting of the tensors the executor holds and copies; times are per
+// timed pass (CUDA: events on the copy and compute streams; the CPU mechanism: a host clock).
+struct offload_info {
+  bool used = false;
+  std::string target;                     // where layers are streamed to: "cuda:0", or "cpu" (mechanism)
+  std::string host_dtype;                 // "fp32", or the autocast dtype the host matrices are kept in
+  bool pinned = false;                    // page-locked host copies
+  int64_t layers = 0;                     // offloaded layers
+  int64_t prefetch = 0;
+  int64_t resident_bound = 0;             // prefetch + 1, at most the layer count
+  int64_t max_resident_layers = 0;        // the most offloaded layers on the device at once, measured
+  int64_t full_weight_bytes = 0;          // every parameter on the device (no offload)
+  int64_t resident_weight_bytes = 0;      // peak with offload: resident parameters + layer slots
+  int64_t bytes_per_pass = 0;             // host → device
+  double copy_ms_per_pass = not_a_number;     // time copies took
+  double exposed_ms_per_pass = not_a_number;  // of it, time compute waited for a copy
+  double hidden_share = not_a_number;         // 1 − exposed / copy: the share overlapped with compute
+  double h2d_gb_per_s = not_a_number;         // bytes / copy time
+};
+
 struct variant_result {
   std::string name;
   std::string description;        // how it differs from the baseline
@@ -106,6 +127,7 @@ struct variant_result {
   double achieved_gflops = not_a_number; // flops_per_pass × median passes/s / 1e9
   double ceiling_share = not_a_number;   // achieved_gflops / measured matmul ceiling of its dtype
   check_result check;
+  offload_info offload;
 };
 
 struct matmul_ceiling {

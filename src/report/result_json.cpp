@@ -61,6 +61,24 @@ ojson to_json(const server_point& p) {
           {"within_bound", p.within_bound}};
 }
 
+ojson to_json(const offload_info& o) {
+  if (!o.used) return nullptr;
+  return {{"target", o.target},
+          {"host_dtype", o.host_dtype},
+          {"pinned", o.pinned},
+          {"layers", o.layers},
+          {"prefetch", o.prefetch},
+          {"resident_bound", o.resident_bound},
+          {"max_resident_layers", o.max_resident_layers},
+          {"full_weight_bytes", o.full_weight_bytes},
+          {"resident_weight_bytes", o.resident_weight_bytes},
+          {"bytes_per_pass", o.bytes_per_pass},
+          {"copy_ms_per_pass", number(o.copy_ms_per_pass)},
+          {"exposed_ms_per_pass", number(o.exposed_ms_per_pass)},
+          {"hidden_share", number(o.hidden_share)},
+          {"h2d_gb_per_s", number(o.h2d_gb_per_s)}};
+}
+
 ojson to_json(const variant_result& v) {
   ojson server = ojson::array();
   for (const auto& p : v.server) server.push_back(to_json(p));
@@ -99,7 +117,8 @@ ojson to_json(const variant_result& v) {
           {"flops_per_pass", number(v.flops_per_pass)},
           {"achieved_gflops", number(v.achieved_gflops)},
           {"ceiling_share", number(v.ceiling_share)},
-          {"check", to_json(v.check)}};
+          {"check", to_json(v.check)},
+          {"offload", to_json(v.offload)}};
 }
 
 ojson to_json(const environment_info& e) {
@@ -228,6 +247,26 @@ server_point server_point_from(const reader& r) {
   return p;
 }
 
+offload_info offload_from(const reader& r) {
+  offload_info o;
+  o.used = true;
+  o.target = r.string("target");
+  o.host_dtype = r.string("host_dtype");
+  o.pinned = r.boolean("pinned");
+  o.layers = r.integer("layers");
+  o.prefetch = r.integer("prefetch");
+  o.resident_bound = r.integer("resident_bound");
+  o.max_resident_layers = r.integer("max_resident_layers");
+  o.full_weight_bytes = r.integer("full_weight_bytes");
+  o.resident_weight_bytes = r.integer("resident_weight_bytes");
+  o.bytes_per_pass = r.integer("bytes_per_pass");
+  o.copy_ms_per_pass = r.number("copy_ms_per_pass");
+  o.exposed_ms_per_pass = r.number("exposed_ms_per_pass");
+  o.hidden_share = r.number("hidden_share");
+  o.h2d_gb_per_s = r.number("h2d_gb_per_s");
+  return o;
+}
+
 variant_result variant_from(const reader& r) {
   variant_result v;
   v.name = r.string("name");
@@ -266,6 +305,7 @@ variant_result variant_from(const reader& r) {
   v.achieved_gflops = r.number("achieved_gflops");
   v.ceiling_share = r.number("ceiling_share");
   v.check = check_from(r.object("check"));
+  if (r.has("offload") && !r.at("offload").is_null()) v.offload = offload_from(r.object("offload"));
   return v;
 }
 

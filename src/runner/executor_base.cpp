@@ -1,5 +1,6 @@
 #include "runner/executor_base.hpp"
 
+#include "techniques/offload_executor.hpp"
 #include "techniques/precision.hpp"
 
 namespace attnbench {
@@ -20,9 +21,15 @@ torch::Tensor plain_executor::do_forward(const batch& b) {
   return model_->forward(b.input_ids, padded ? b.padding_mask : torch::Tensor());
 }
 
+std::optional<std::string> executor_skip_reason(const variant_config& variant, torch::Device device) {
+  if (variant.offload) return offload_skip_reason(*variant.offload, device);
+  return std::nullopt;
+}
+
 std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,
                                              const variant_config& variant, bool causal) {
-  // Technique executors (offload, parallel, ...) are chosen here from variant.techniques.
+  // Technique executors are chosen here from the variant's technique blocks.
+  if (variant.offload) return std::make_unique<offload_executor>(std::move(model), device, variant, causal);
   return std::make_unique<plain_executor>(std::move(model), device, variant, causal);
 }
 

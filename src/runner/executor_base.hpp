@@ -4,11 +4,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <torch/torch.h>
 
 #include "config/config.hpp"
 #include "model/encoder.hpp"
+#include "report/result.hpp"
 #include "workload/batching_base.hpp"
 
 namespace attnbench {
@@ -18,9 +21,14 @@ class executor_base {
   virtual ~executor_base() = default;
   // Logits (B, C) float32 for one batch, in the batch's row order. Runs under inference mode.
   torch::Tensor forward(const batch& b) { return do_forward(b); }
+  // Adds what the technique measured over every forward so far to the variant's record (the
+  // runner calls it once, after the last pass, with the device synchronised; r.batches is set:
+  // per-pass figures are per-batch averages times the batches of a pass).
+  void annotate(variant_result& r) { do_annotate(r); }
 
  protected:
   virtual torch::Tensor do_forward(const batch& b) = 0;
+  virtual void do_annotate(variant_result& /*r*/) {}
 };
 
 // The baseline execution path: the one model, one device, autocast as the variant says.
@@ -37,6 +45,10 @@ class plain_executor : public executor_base {
   precision_kind precision_;
   attention_settings how_;
 };
+
+// Why this variant cannot run here (e.g. offloading without an accelerator), or nullopt. The
+// variant is then SKIPPED with the reason in every report: no numbers, not a failure.
+std::optional<std::string> executor_skip_reason(const variant_config& variant, torch::Device device);
 
 std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,
                                              const variant_config& variant, bool causal);

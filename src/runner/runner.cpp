@@ -181,6 +181,11 @@ std::string describe_variant(const variant_config& v, const variant_config& base
     diffs.push_back(fmt::format("attention {} instead of {}", name(v), name(base)));
   }
   if (batching != base_batching) diffs.push_back(fmt::format("batching {} instead of {}", batching, base_batching));
+  if (v.offload)
+    diffs.push_back(fmt::format("encoder layers offloaded to host memory{} (prefetch {}{}{})",
+                                v.offload->target == "cpu" ? ", streamed into CPU buffers" : "", v.offload->prefetch,
+                                v.offload->pinned ? ", pinned" : "",
+                                v.offload->host_in_compute_dtype ? ", host copies in the compute dtype" : ""));
   return diffs.empty() ? "same settings as the baseline" : fmt::format("{}", fmt::join(diffs, "; "));
 }
 
@@ -360,6 +365,13 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       r.check.message = "not run";
       continue;
     }
+    if (auto why = executor_skip_reason(vc, device)) {
+      r.status = status_kind::skipped;
+      r.reason = *why;
+      r.description = describe_variant(vc, base_cfg, "", "");
+      r.check.message = "not run";
+      continue;
+    }
     const auto batching = make_batching(vc.batching, cfg.workload.max_length);
     r.batching = batching->describe() + (vc.batching.pool ? " pool" : "") + (vc.batching.cache ? " cache" : "");
     r.description = describe_variant(vc, base_cfg, r.batching, base_batching);
@@ -483,6 +495,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       }
       r.status = r.check.status;
       if (r.status == status_kind::fail) r.reason = r.check.message;
+      v.executor->annotate(r);
       outcome.outputs[r.name] = v.outputs;
       if (cfg.scenario == "server" && base.runnable) {
         server_sweep sweep;

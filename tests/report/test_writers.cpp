@@ -132,7 +132,7 @@ TEST_CASE("csv quotes per RFC 4180 and leaves undefined values empty", "[report]
   CHECK(csv.find(R"(,"flash backend needs a CUDA device, this run is on ""cpu""")") != std::string::npos);
   CHECK(
       csv.find(
-          "fp16-flash,SKIPPED,amp-fp16,sdpa,,\"static bs=8, pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,\"flash") !=
+          "fp16-flash,SKIPPED,amp-fp16,sdpa,,\"static bs=8, pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,,,,,\"flash") !=
       std::string::npos);
   CHECK(csv.find("nan") == std::string::npos);
 }
@@ -141,9 +141,10 @@ TEST_CASE("csv: padding, batch size, cache and sustainable-rate columns", "[repo
   const std::string csv = render(csv_writer{}, testing::server_sample_result());
   CHECK_THAT(csv,
              Catch::Contains(",top1_agreement_decisive,padding_efficiency,mean_batch_size,cache_hit_rate,"
-                             "max_sustainable_rate,reason\n"));
-  CHECK_THAT(csv, Catch::Contains(",0.721875,8,0.25,100,\n"));  // bf16-sdpa: every column
-  CHECK_THAT(csv, Catch::Contains(",0.721875,8,,,\n"));         // fp32-naive: no cache, no sweep
+                             "max_sustainable_rate,offload_resident_weight_bytes,offload_bytes_per_pass,"
+                             "offload_exposed_ms_per_pass,offload_h2d_gb_per_s,reason\n"));
+  CHECK_THAT(csv, Catch::Contains(",0.721875,8,0.25,100,,,,,\n"));  // bf16-sdpa: every column but offload
+  CHECK_THAT(csv, Catch::Contains(",0.721875,8,,,,,,,\n"));         // fp32-naive: no cache, no sweep
 }
 
 TEST_CASE("markdown headline table", "[report]") {

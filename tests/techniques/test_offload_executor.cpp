@@ -1,0 +1,192 @@
+// CPU offloading: the mechanism on the CPU (streaming into separate slot buffers), its schedule
+// and residency bound, bit-identical outputs, the SKIPPED path without an accelerator, config
+// errors; and the CUDA stream path, [gpu], skipped without a GPU.
+#include "techniques/offload_executor.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <torch/cuda.h>
+
+#include "common/error.hpp"
+#include "config/config_parser.hpp"
+#include "runner/runner.hpp"
+#include "test_support.hpp"
+
+using namespace attnbench;
+using Catch::Matchers::Contains;
+
+namespace {
+
+model_config four_layers() {
+  auto m = testing::tiny_model();
+  m.layers = 4;
+  return m;
+}
+
+batch random_batch(torch::Device device) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(11);
+  batch b;
+  b.input_ids = at::randint(1000, 30000, {3, 24}, gen, torch::kLong);
+  b.padding_mask = torch::ones({3, 24}, torch::kBool);
+  b.padding_mask.index_put_({1, torch::indexing::Slice(10, 24)}, false);
+  b.real_tokens = b.padding_mask.sum().item<int64_t>();
+  b.padded_length = 24;
+  b.sample_index = {0, 1, 2};
+  b.input_ids = b.input_ids.to(device);
+  b.padding_mask = b.padding_mask.to(device);
+  return b;
+}
+
+variant_config offload_variant(int64_t prefetch, const std::string& target) {
+  variant_config v;
+  v.name = "offload";
+  v.attention = attention_kind::sdpa;
+  offload_config o;
+  o.prefetch = prefetch;
+  o.target = target;
+  v.offload = o;
+  return v;
+}
+
+std::vector<std::string> schedule(std::initializer_list<const char*> steps) {
+  return {steps.begin(), steps.end()};
+}
+
+}  // namespace
+
+TEST_CASE("offload on the CPU: bit-identical outputs, the prefetch schedule, the residency bound",
+          "[offload]") {
+  torch::InferenceMode inference;
+  EncoderClassifier model(four_layers());
+  model->init_weights(7);
+  model->eval();
+  const torch::Device cpu(torch::kCPU);
+  const batch b = random_batch(cpu);
+  variant_config plain_v = offload_variant(1, "cpu");
+  plain_v.offload.reset();
+  const torch::Tensor expected = make_executor(model, cpu, plain_v, false)->forward(b);
+
+  offload_executor one(model, cpu, offload_variant(1, "cpu"), false);
+  CHECK(torch::equal(one.forward(b), expected));
+  CHECK(one.last_schedule() ==
+        schedule({"load 0", "load 1", "run 0", "load 2", "run 1", "load 3", "run 2", "run 3"}));
+  CHECK(one.resident_bound() == 2);
+  CHECK(one.max_resident_layers() == 2);
+  CHECK(torch::equal(one.forward(b), expected));  // slots refilled for the next batch
+
+  offload_executor none(model, cpu, offload_variant(0, "cpu"), false);
+  CHECK(torch::equal(none.forward(b), expected));
+  CHECK(none.last_schedule() ==
+        schedule({"load 0", "run 0", "load 1", "run 1", "load 2", "run 2", "load 3", "run 3"}));
+  CHECK(none.max_resident_layers() == 1);
+
+  offload_executor all(model, cpu, offload_variant(4, "cpu"), false);
+  CHECK(torch::equal(all.forward(b), expected));
+  CHECK(all.resident_bound() == 4);  // never more slots than layers
+  CHECK(all.last_schedule().front() == "load 0");
+  CHECK(all.last_schedule()[3] == "load 3");
+
+  variant_result r;
+  r.batches = 5;
+  one.annotate(r);
+  CHECK(r.offload.used);
+  CHECK(r.offload.bytes_per_pass == 4 * one.layer_bytes() * 5);
+  CHECK(r.offload.max_resident_layers == 2);
+  CHECK(r.offload.resident_weight_bytes == r.offload.full_weight_bytes - 2 * one.layer_bytes());
+  CHECK(r.offload.hidden_share == 0);  // synchronous copies hide nothing
+}
+
+TEST_CASE("offload in a run: PASS with target cpu, SKIPPED without an accelerator", "[offload][runner]") {
+  auto doc = nlohmann::ordered_json::parse(R"({
+    "name": "offload-test",
+    "model": {"preset": "bert-mini", "seed": 1},
+    "workload": {"samples": 10, "lengths": {"kind": "uniform", "min": 4, "max": 24}, "max_length": 24},
+    "measure": {"warmup": 0, "repetitions": 1},
+    "device": "cpu",
+    "threads": 1,
+    "variants": [
+      {"name": "base", "batching": {"batch_size": 4}},
+      {"name": "mechanism", "batching": {"batch_size": 4}, "offload": {"prefetch": 2, "target": "cpu"}},
+      {"name": "gpu-only", "batching": {"batch_size": 4}, "offload": {}},
+      {"name": "disabled", "batching": {"batch_size": 4}, "offload": {"enabled": false}}
+    ],
+    "baseline": "base"
+  })");
+  const config cfg = parse_config_text(doc.dump(), "", testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_outcome out = run_experiment(cfg, opts);
+  const auto& vs = out.result.variants;
+  CHECK(vs[1].status == status_kind::pass);
+  CHECK(vs[1].check.max_abs == 0);  // fp32, the same kernels on the same weights
+  CHECK(vs[1].offload.max_resident_layers == 3);
+  CHECK(vs[1].offload.bytes_per_pass > 0);
+  CHECK_THAT(vs[1].description, Contains("offloaded"));
+  CHECK(vs[2].status == status_kind::skipped);
+  CHECK_THAT(vs[2].reason, Contains("needs an accelerator"));
+  CHECK(!vs[2].offload.used);
+  CHECK(!vs[3].offload.used);  // "enabled": false is the plain path
+  CHECK(vs[3].status == status_kind::pass);
+}
+
+TEST_CASE("bad offload blocks are config errors with their path", "[offload][config]") {
+  auto doc = nlohmann::ordered_json::parse(R"({
+    "name": "t", "model": {"preset": "bert-tiny"},
+    "workload": {"samples": 4, "lengths": {"kind": "fixed", "length": 8}},
+    "device": "cpu",
+    "variants": [{"name": "a"},
+                 {"name": "b", "offload": {"prefetch": -1}},
+                 {"name": "c", "offload": {"prefetch": 3}},
+                 {"name": "d", "offload": {"target": "cuda:3"}},
+                 {"name": "e", "offload": {"target": "tpu", "pinnd": true}}],
+    "baseline": "a"
+  })");
+  try {
+    parse_config_text(doc.dump(), "", testing::cpu_only());
+    FAIL("expected an input_error");
+  } catch (const input_error& e) {
+    const std::string all = e.what();
+    CHECK_THAT(all, Contains("variants[1].offload.prefetch: must be >= 0; got -1"));
+    CHECK_THAT(all, Contains("variants[2].offload.prefetch: must be <= the model's 2 layers; got 3"));
+    CHECK_THAT(
+        all,
+        Contains("variants[3].offload.target: \"cuda:3\" is not available: this machine has 0 CUDA devices"));
+    CHECK_THAT(all,
+               Contains("variants[4].offload.target: expected \"cpu\", \"cuda\" or \"cuda:N\"; got \"tpu\""));
+    CHECK_THAT(all, Contains("variants[4].offload.pinnd: unknown key; did you mean \"pinned\"?"));
+  }
+  // The CPU mechanism belongs to CPU runs: on a GPU run it is an error, not a silent CPU detour.
+  doc["device"] = "cuda";
+  doc["variants"] =
+      nlohmann::ordered_json::parse(R"([{"name": "a"}, {"name": "b", "offload": {"target": "cpu"}}])");
+  CHECK_THROWS_WITH(parse_config_text(doc.dump(), "", device_caps{1, true}),
+                    Contains("variants[1].offload.target: \"cpu\" exercises the mechanism on a CPU run"));
+}
+
+TEST_CASE("offload on CUDA: copy stream, events, bound and outputs", "[offload][gpu]") {
+  if (!torch::cuda::is_available()) {
+    WARN("SKIPPED: no CUDA device on this machine; [gpu] tests need one");
+    return;
+  }
+  torch::InferenceMode inference;
+  const torch::Device gpu(torch::kCUDA);
+  EncoderClassifier model(four_layers());
+  model->init_weights(7);
+  model->eval();
+  model->to(gpu);
+  const batch b = random_batch(gpu);
+  variant_config plain_v = offload_variant(1, "");
+  plain_v.offload.reset();
+  const torch::Tensor expected = make_executor(model, gpu, plain_v, false)->forward(b).cpu();
+  offload_executor ex(model, gpu, offload_variant(1, ""), false);
+  for (int i = 0; i < 3; ++i) CHECK(torch::equal(ex.forward(b).cpu(), expected));
+  CHECK(ex.max_resident_layers() == 2);
+  variant_result r;
+  r.batches = 1;
+  ex.annotate(r);
+  CHECK(r.offload.pinned);
+  CHECK(r.offload.copy_ms_per_pass > 0);
+  CHECK(r.offload.h2d_gb_per_s > 0);
+  CHECK(r.offload.hidden_share >= 0);
+  CHECK(r.offload.hidden_share <= 1);
+}
