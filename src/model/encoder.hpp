@@ -1,7 +1,9 @@
 // A BERT-style encoder for sequence classification, in torch::nn:
 //   embeddings (token + position + token type, LayerNorm) → N × EncoderLayer → tanh pooler on
-//   the first token → linear classifier.
-// Weights come from a seed (init_weights), so every variant of a run sees identical weights.
+//   the first token → linear classifier; or, for a checkpoint without a classifier head
+//   (model_config::mean_pool), the mean of the last hidden state over real tokens.
+// Weights come from a seed (init_weights) or a Hugging Face checkpoint (hf_weights.hpp), so
+// every variant of a run sees identical weights.
 #pragma once
 
 #include <string>
@@ -51,8 +53,12 @@ class EncoderClassifierImpl : public torch::nn::Module {
 
   // input_ids, padding_mask: (B, S); padding_mask nonzero marks real tokens. An undefined
   // padding_mask means every token is real (no mask is built: fused kernels need none).
-  // Returns logits (B, num_labels) in float32 whatever the compute precision.
+  // Returns logits (B, num_labels), or with mean_pool the mean-pooled embedding (B, hidden), in
+  // float32 whatever the compute precision.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& padding_mask);
+  // The last hidden state (B, S, H) in the compute precision, before any head.
+  torch::Tensor encode(const torch::Tensor& input_ids, const torch::Tensor& padding_mask);
+  int64_t output_width() const { return cfg_.mean_pool ? cfg_.hidden : cfg_.num_labels; }
 
   void set_attention(const attention_settings& how) { how_ = how; }
   const attention_settings& attention() const { return how_; }
