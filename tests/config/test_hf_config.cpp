@@ -64,7 +64,7 @@ TEST_CASE("real-model config mistakes are reported at their path", "[config][hf]
              Contains("model.layers: not allowed with model.config"));
   CHECK_THAT(error_of(doc(R"({"weights": "/nonexistent.safetensors", "config": "/nonexistent.json"})")),
              Contains("model.weights: \"/nonexistent.safetensors\" does not exist"));
-  const auto broken = testing::write_temp_file("broken.safetensors", "\x10\x00");
+  const auto broken = testing::write_temp_file("broken.safetensors", std::string("\x10\x00", 2));
   CHECK_THAT(error_of(doc(fmt::format(R"({{"weights": "{}", "config": "{}/tiny-bert/config.json"}})",
                                       broken.string(), fixtures))),
              Contains("model.weights: " + broken.string() + ": truncated: 2 bytes"));

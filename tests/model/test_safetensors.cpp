@@ -69,7 +69,7 @@ TEST_CASE("broken safetensors files are refused with a message that says what is
           "[model][safetensors]") {
   const std::string one = R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
   SECTION("truncated before the header length") {
-    CHECK_THAT(error_of("\x05\x00\x00"), Catch::Contains("truncated: 3 bytes"));
+    CHECK_THAT(error_of(std::string("\x05\x00\x00", 3)), Catch::Contains("truncated: 3 bytes"));
     CHECK_THAT(error_of(""), Catch::Contains("truncated: 0 bytes"));
   }
   SECTION("truncated inside the data") {
