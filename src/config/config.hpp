@@ -49,6 +49,14 @@ struct model_config {
   sdpa_backend backend = sdpa_backend::auto_select;
   bool causal = false;
   uint64_t seed = 0;           // weight initialisation seed
+  // Real models (resolved paths; "" when absent). weights + config: a Hugging Face BERT, its
+  // dimensions from config.json; torchscript: a TorchScript module (config optional, for shape).
+  std::string weights;         // model.safetensors
+  std::string hf_config;       // config.json
+  std::string torchscript;     // model.pt
+  // Output the mean of the last hidden state over real tokens, (B, hidden), instead of logits:
+  // what a checkpoint without a classifier head is checked by.
+  bool mean_pool = false;
 };
 
 // Sample lengths (real tokens per sample, [CLS] and [SEP] included).
@@ -67,6 +75,9 @@ struct workload_config {
   int64_t max_length = 0;      // longest sequence the model is fed; padding target for padding=max_length
   uint64_t seed = 0;           // token and length seed
   std::string file;            // JSONL of token-id lists; when set, samples/lengths come from it (resolved path)
+  std::string text;            // text file, one sample per line, tokenized with `vocab` (resolved path)
+  std::string vocab;           // WordPiece vocab.txt for `text` (resolved path)
+  bool lowercase = true;       // lower-case and strip accents before WordPiece (uncased vocabularies)
   double duplicate_fraction = 0;  // share of samples replaced by copies of earlier ones (result-cache work)
 };
 

@@ -18,6 +18,8 @@
 
 #include "common/error.hpp"
 #include "config/config_defaults.hpp"
+#include "config/hf_config.hpp"
+#include "model/safetensors.hpp"
 
 namespace attnbench {
 namespace {
@@ -32,8 +34,13 @@ const names root_keys{"schema_version", "name",     "model",    "workload", "mea
                       "sweep"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
-                       "layer_norm_eps", "sdpa_backend",  "causal",          "seed"};
-const names workload_keys{"samples", "lengths", "max_length", "seed", "file", "duplicate_fraction"};
+                       "layer_norm_eps", "sdpa_backend",  "causal",          "seed",       "weights",
+                       "config",         "torchscript"};
+// With model.config the dimensions come from config.json, so these may not be given too.
+const names hf_dim_keys{"preset",     "layers",          "hidden",         "heads", "ffn", "vocab_size",
+                        "max_positions", "type_vocab_size", "layer_norm_eps", "num_labels", "seed", "causal"};
+const names workload_keys{"samples", "lengths", "max_length", "seed", "file", "duplicate_fraction", "text", "vocab",
+                          "lowercase"};
 const names measure_keys{"warmup", "repetitions", "min_time_s", "max_repetitions", "assemble_inputs"};
 const names check_block_keys{"tolerances"};
 // Batching keys shared by every kind, then each kind's own.
@@ -444,6 +451,7 @@ class config_reader {
     mc.backend = defaults::backend;
     mc.causal = defaults::causal;
     mc.seed = defaults::model_seed;
+    if (read_real_model(m, mc)) return;
     if (auto name = m.choice("preset", preset_names())) {
       mc.preset = *name;
       for (const auto& p : defaults::model_presets) {
@@ -477,6 +485,65 @@ class config_reader {
     if (backend) check_backend(m, mc.attention, *backend);
   }
 
+  // A path in the config, resolved against the config's directory and checked readable.
+  std::optional<std::string> readable_file(const object_reader& obj, const std::string& key) {
+    auto file = obj.string(key);
+    if (!file) return std::nullopt;
+    fs::path resolved = *file;
+    if (resolved.is_relative()) resolved = fs::path(cfg_.source_path).parent_path() / resolved;
+    if (auto why = unreadable_reason(resolved)) {
+      obj.add(key, *why);
+      return std::nullopt;
+    }
+    return resolved.string();
+  }
+
+  // model.weights / model.config / model.torchscript. Returns true when the model is a real one
+  // whose dimensions need no preset.
+  bool read_real_model(const object_reader& m, model_config& mc) {
+    const bool hf = m.has("weights") || m.has("config");
+    const bool scripted = m.has("torchscript");
+    if (!hf && !scripted) return false;
+    if (scripted && m.has("weights")) m.add("weights", "not allowed with model.torchscript");
+    if (m.has("weights")) m.require("config", "required with model.weights: the dimensions come from config.json");
+    if (m.has("config"))
+      for (const auto& key : hf_dim_keys)
+        if (m.has(key)) m.add(key, "not allowed with model.config: config.json gives the model's shape");
+    assign(mc.attention, m.enumeration("attention", all_attentions));
+    auto backend = m.enumeration("sdpa_backend", all_backends);
+    assign(mc.backend, backend);
+    if (backend) check_backend(m, mc.attention, *backend);
+    if (scripted) {
+      assign(mc.torchscript, readable_file(m, "torchscript"));
+      if (!m.has("config")) {
+        // Without a config.json only what the workload needs is known: token range and length.
+        for (const auto& key : hf_dim_keys)
+          if (key != "vocab_size" && key != "max_positions" && m.has(key))
+            m.add(key, "not allowed with model.torchscript (give model.config for the model's shape)");
+        assign(mc.vocab_size, m.integer("vocab_size", 1));
+        assign(mc.max_positions, m.integer("max_positions", defaults::min_sample_length));
+        return true;
+      }
+    }
+    if (auto config = readable_file(m, "config")) {
+      mc.hf_config = *config;
+      for (auto& p : apply_hf_config(*config, m.path("config"), mc)) log_.add(p.path, p.message);
+    }
+    if (auto weights = readable_file(m, "weights"); weights && !scripted) {
+      mc.weights = *weights;
+      try {
+        // The header only (the file is mapped, not read): the head decides the output.
+        const safetensors_file file(*weights);
+        const safetensors_tensor* head = file.header().find("classifier.weight");
+        mc.mean_pool = head == nullptr;
+        mc.num_labels = head && head->shape.size() == 2 ? head->shape[0] : 0;
+      } catch (const input_error& e) {
+        m.add("weights", e.what());
+      }
+    }
+    return true;
+  }
+
   // An explicit sdpa_backend must suit the attention it goes with and the device it runs on.
   void check_backend(const object_reader& obj, attention_kind attention, sdpa_backend backend) {
     if (attention == attention_kind::naive && backend != sdpa_backend::auto_select)
@@ -496,13 +563,14 @@ class config_reader {
     workload_config& wc = cfg_.workload;
     wc.seed = defaults::workload_seed;
     assign(wc.seed, w.unsigned_integer("seed"));
-    bool from_file = w.has("file");
+    bool from_file = w.has("file") || w.has("text");
     if (auto file = w.string("file")) {
       fs::path resolved = *file;
       if (resolved.is_relative()) resolved = fs::path(cfg_.source_path).parent_path() / resolved;
       wc.file = resolved.string();
       if (auto why = unreadable_reason(resolved)) w.add("file", *why);
     }
+    read_text_workload(w, wc);
     if (auto f = w.number("duplicate_fraction", 0, false)) {
       if (*f >= 1)
         w.add("duplicate_fraction", fmt::format("must be < 1; got {}", *f));
@@ -531,6 +599,30 @@ class config_reader {
       const char* key = wc.lengths.kind == length_kind::fixed ? "length" : "max";
       w.add(child_path("lengths", key),
             fmt::format("must be <= workload.max_length ({}); got {}", *max_length, *longest));
+    }
+  }
+
+  // workload.text: one sample per line, through the WordPiece vocabulary workload.vocab (by
+  // default the vocab.txt beside model.config).
+  void read_text_workload(const object_reader& w, workload_config& wc) {
+    if (!w.has("text")) {
+      for (const char* key : {"vocab", "lowercase"})
+        if (w.has(key)) w.add(key, "only used with workload.text");
+      return;
+    }
+    if (w.has("file")) w.add("text", "not allowed with workload.file: give token ids or text, not both");
+    assign(wc.text, readable_file(w, "text"));
+    assign(wc.lowercase, w.boolean("lowercase"));
+    if (w.has("vocab")) {
+      assign(wc.vocab, readable_file(w, "vocab"));
+    } else if (!cfg_.model.hf_config.empty()) {
+      const fs::path beside = fs::path(cfg_.model.hf_config).parent_path() / "vocab.txt";
+      if (auto why = unreadable_reason(beside))
+        w.add("vocab", "required: no vocab.txt beside model.config (" + *why + ")");
+      else
+        wc.vocab = beside.string();
+    } else {
+      w.require("vocab", "required with workload.text (no model.config to find a vocab.txt beside)");
     }
   }
 
@@ -885,6 +977,8 @@ config parse_config_text(const std::string& text, const std::string& source_path
     auto [line, column] = line_and_column(text, e.byte == 0 ? 0 : e.byte - 1);
     throw input_error("", fmt::format("invalid JSON at line {}, column {}: {}", line, column,
                                       parse_error_reason(e.what())));
+  } catch (const ordered_json::out_of_range& e) {  // a number too large for a double (found by fuzzing)
+    throw input_error("", fmt::format("invalid JSON: {}", parse_error_reason(e.what())));
   }
   return config_reader(doc, source_path, caps).read();
 }

@@ -70,25 +70,26 @@ EncoderClassifierImpl::EncoderClassifierImpl(const model_config& cfg) : cfg_(cfg
   embeddings_ = register_module("embeddings", Embeddings(cfg));
   layers_ = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < cfg.layers; ++i) layers_->push_back(EncoderLayer(cfg));
+  if (cfg.mean_pool) return;  // no head: the output is the pooled hidden state
   pooler_ = register_module("pooler", torch::nn::Linear(cfg.hidden, cfg.hidden));
   classifier_ = register_module("classifier", torch::nn::Linear(cfg.hidden, cfg.num_labels));
 }
 
 torch::Tensor EncoderClassifierImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& padding_mask) {
-  TORCH_CHECK(input_ids.dim() == 2 && (!padding_mask.defined() || padding_mask.sizes() == input_ids.sizes()),
-              "input_ids and padding_mask must both be (B, S); got ", input_ids.sizes(), " and ",
-              (padding_mask.defined() ? padding_mask.sizes() : c10::IntArrayRef{}));
-  TORCH_CHECK(input_ids.size(1) <= cfg_.max_positions, "sequence length ", input_ids.size(1),
-              " exceeds the model's ", cfg_.max_positions, " positions");
-  const attention_mask mask = make_attention_mask(padding_mask, how_.causal, how_.kind);
-  auto x = embed(input_ids);  // (B, S, H)
-  for (const auto& layer : *layers_) x = layer->as<EncoderLayer>()->forward(x, mask, how_);
-  return head(x);
+  return head(encode(input_ids, padding_mask), padding_mask);
 }
 
 torch::Tensor EncoderClassifierImpl::embed(const torch::Tensor& input_ids) { return embeddings_(input_ids); }
 
-torch::Tensor EncoderClassifierImpl::head(const torch::Tensor& x) {
+torch::Tensor EncoderClassifierImpl::head(const torch::Tensor& x, const torch::Tensor& padding_mask) {
+  if (cfg_.mean_pool) {
+    RECORD_USER_SCOPE("pooler");
+    // Sum in float32 over real tokens only, as sentence-transformers' mean pooling does.
+    auto h = x.to(torch::kFloat);
+    if (!padding_mask.defined()) return h.mean(1);  // (B, H)
+    auto keep = padding_mask.to(torch::kFloat).unsqueeze(-1);              // (B, S, 1)
+    return (h * keep).sum(1) / keep.sum(1).clamp_min(1.0);                // (B, H)
+  }
   torch::Tensor pooled;
   {
     RECORD_USER_SCOPE("pooler");
@@ -97,6 +98,18 @@ torch::Tensor EncoderClassifierImpl::head(const torch::Tensor& x) {
   }
   RECORD_USER_SCOPE("classifier");
   return classifier_(pooled).to(torch::kFloat);  // (B, num_labels)
+}
+
+torch::Tensor EncoderClassifierImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& padding_mask) {
+  TORCH_CHECK(input_ids.dim() == 2 && (!padding_mask.defined() || padding_mask.sizes() == input_ids.sizes()),
+              "input_ids and padding_mask must both be (B, S); got ", input_ids.sizes(), " and ",
+              (padding_mask.defined() ? padding_mask.sizes() : c10::IntArrayRef{}));
+  TORCH_CHECK(input_ids.size(1) <= cfg_.max_positions, "sequence length ", input_ids.size(1),
+              " exceeds the model's ", cfg_.max_positions, " positions");
+  const attention_mask mask = make_attention_mask(padding_mask, how_.causal, how_.kind);
+  auto x = embed(input_ids);  // (B, S, H)
+  for (const auto& layer : *layers_) x = layer->as<EncoderLayer>()->forward(x, mask, how_);
+  return x;
 }
 
 void EncoderClassifierImpl::init_weights(uint64_t seed) {

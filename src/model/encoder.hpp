@@ -1,7 +1,9 @@
 // A BERT-style encoder for sequence classification, in torch::nn:
 //   embeddings (token + position + token type, LayerNorm) → N × EncoderLayer → tanh pooler on
-//   the first token → linear classifier.
-// Weights come from a seed (init_weights), so every variant of a run sees identical weights.
+//   the first token → linear classifier; or, for a checkpoint without a classifier head
+//   (model_config::mean_pool), the mean of the last hidden state over real tokens.
+// Weights come from a seed (init_weights) or a Hugging Face checkpoint (hf_weights.hpp), so
+// every variant of a run sees identical weights.
 #pragma once
 
 #include <string>
@@ -51,13 +53,18 @@ class EncoderClassifierImpl : public torch::nn::Module {
 
   // input_ids, padding_mask: (B, S); padding_mask nonzero marks real tokens. An undefined
   // padding_mask means every token is real (no mask is built: fused kernels need none).
-  // Returns logits (B, num_labels) in float32 whatever the compute precision.
+  // Returns logits (B, num_labels), or with mean_pool the mean-pooled embedding (B, hidden), in
+  // float32 whatever the compute precision.
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& padding_mask);
+  // The last hidden state (B, S, H) in the compute precision, before any head.
+  torch::Tensor encode(const torch::Tensor& input_ids, const torch::Tensor& padding_mask);
+  int64_t output_width() const { return cfg_.mean_pool ? cfg_.hidden : cfg_.num_labels; }
 
   // The pieces of forward(), for executors that run the layers themselves (offload):
-  // forward(ids, mask) == head(layer(L-1)(… layer(0)(embed(ids)) …)).
+  // forward(ids, mask) == head(layer(L-1)(… layer(0)(embed(ids)) …), mask).
   torch::Tensor embed(const torch::Tensor& input_ids);  // (B, S) → (B, S, H)
-  torch::Tensor head(const torch::Tensor& x);           // (B, S, H) → (B, num_labels) float32
+  // (B, S, H) → forward()'s output; the padding mask matters only to mean pooling.
+  torch::Tensor head(const torch::Tensor& x, const torch::Tensor& padding_mask);
   EncoderLayer layer(int64_t i) const { return EncoderLayer(layers_->ptr<EncoderLayerImpl>(static_cast<size_t>(i))); }
   int64_t num_layers() const { return static_cast<int64_t>(layers_->size()); }
   Embeddings embeddings() const { return embeddings_; }

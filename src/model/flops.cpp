@@ -11,7 +11,8 @@ double forward_flops(const model_config& m, int64_t batch, int64_t padded_length
                            + 2 * s * s * h        // probabilities · V
                            + 2 * s * h * h        // output projection
                            + 2 * 2 * s * h * f;   // feed-forward in and out
-  const double head = 2 * h * h + 2 * h * static_cast<double>(m.num_labels);
+  // Pooler and classifier; mean pooling (no head) is a sum, negligible next to the matmuls.
+  const double head = m.mean_pool ? 0 : 2 * h * h + 2 * h * static_cast<double>(m.num_labels);
   return static_cast<double>(batch) * (static_cast<double>(m.layers) * per_layer + head);
 }
 

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <optional>
 #include <ctime>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,11 +17,15 @@
 #include "common/hash.hpp"
 #include "model/encoder.hpp"
 #include "model/flops.hpp"
+#include "model/hf_weights.hpp"
+#include "model/safetensors.hpp"
+#include "model/torchscript_model.hpp"
 #include "runner/device.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/matmul_ceiling.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/server_scenario.hpp"
+#include "runner/torchscript_executor.hpp"
 #include "stats/summary.hpp"
 #include "techniques/precision.hpp"
 #include "techniques/sdpa_backend_guard.hpp"
@@ -149,15 +154,16 @@ std::optional<pass_timing> guarded_pass(prepared_variant& v, const dataset& data
 }
 
 // The untimed check pass: outputs in sample order (repeats answered by the cache), peak memory.
-void check_pass(prepared_variant& v, const dataset& data, torch::Device device, int64_t labels) {
+void check_pass(prepared_variant& v, const dataset& data, torch::Device device) {
   const auto n = static_cast<int64_t>(data.samples.size());
-  v.outputs = torch::empty({n, labels}, torch::kFloat);
+  v.outputs = torch::Tensor();  // (N, C), C from the model's first output: logits or an embedding
   const peak_memory_scope memory(device);
   batch scratch;
   lookup_pass(v, data);
   for (std::size_t k = 0; k < v.plans.size(); ++k) {
     const batch& b = batch_for(v, k, scratch);
     auto logits = v.executor->forward(b).to(torch::kCPU);  // (B, C)
+    if (!v.outputs.defined()) v.outputs = torch::zeros({n, logits.size(1)}, torch::kFloat);
     v.outputs.index_copy_(0, torch::tensor(b.sample_index, torch::kLong), logits);
   }
   synchronize(device);
@@ -187,6 +193,19 @@ std::string describe_variant(const variant_config& v, const variant_config& base
                                 v.offload->pinned ? ", pinned" : "",
                                 v.offload->host_in_compute_dtype ? ", host copies in the compute dtype" : ""));
   return diffs.empty() ? "same settings as the baseline" : fmt::format("{}", fmt::join(diffs, "; "));
+}
+
+// How the report names the model: its preset, or the file it was loaded from.
+std::string model_label(const model_config& m) {
+  const std::string& file = !m.torchscript.empty() ? m.torchscript : m.weights;
+  if (file.empty()) return m.preset;
+  // The file with its two enclosing folders: enough to tell checkpoints apart, short in a table.
+  std::filesystem::path p(file), label = p.filename();
+  for (int up = 0; up < 2 && p.has_parent_path() && p.parent_path() != p; ++up) {
+    p = p.parent_path();
+    if (!p.filename().empty()) label = p.filename() / label;
+  }
+  return label.string();
 }
 
 std::string utc_now_iso() {
@@ -311,29 +330,45 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   if (cfg.scenario == "server") res.latency_bound_ms = cfg.server.latency_bound_ms;
 
   // --- model: one set of weights for every variant ---
+  // A TorchScript module, or the built-in encoder with seeded or checkpoint weights.
   EncoderClassifier model{nullptr};
-  // Everything that shapes the weights, and where they live.
+  std::shared_ptr<torchscript_model> scripted;
+  // Everything that shapes the weights, and where they live: a sweep's points share the model.
   const std::string model_key = nlohmann::json(cfg.raw.value("model", nlohmann::ordered_json::object())).dump() +
                                 "|" + device.str();
-  if (options.cache && options.cache->model && options.cache->model_key == model_key) {
-    log("reusing the model of the previous run");
-    model = options.cache->model;
+  if (!cfg.model.torchscript.empty()) {
+    log("loading the TorchScript model");
+    scripted = std::make_shared<torchscript_model>(cfg.model.torchscript);
+    res.model = model_info{model_label(cfg.model), cfg.model.layers, cfg.model.hidden, cfg.model.heads, cfg.model.ffn,
+                           cfg.model.vocab_size, cfg.model.max_positions, cfg.model.num_labels,
+                           scripted->parameter_count(), scripted->weight_checksum(), cfg.model.causal};
+    scripted->to(device);
   } else {
-    log("building the model");
-    model = EncoderClassifier(cfg.model);
-    model->init_weights(cfg.model.seed);
-    model->eval();  // dropout off
-    if (options.cache) {
-      options.cache->model = nullptr;  // free the previous model before the next one is moved to the device
-      options.cache->model_key = model_key;
-      ++options.cache->models_built;
+    if (options.cache && options.cache->model && options.cache->model_key == model_key) {
+      log("reusing the model of the previous run");
+      model = options.cache->model;
+    } else {
+      log("building the model");
+      if (options.cache) options.cache->model = nullptr;  // free the previous model first
+      model = EncoderClassifier(cfg.model);
+      if (cfg.model.weights.empty()) {
+        model->init_weights(cfg.model.seed);
+      } else {
+        const safetensors_file weights(cfg.model.weights);
+        for (const auto& w : load_hf_weights(*model, weights)) log("warning: " + w);
+      }
+      model->eval();  // dropout off
+      if (options.cache) {
+        options.cache->model_key = model_key;
+        ++options.cache->models_built;
+      }
     }
+    res.model = model_info{model_label(cfg.model), cfg.model.layers, cfg.model.hidden, cfg.model.heads, cfg.model.ffn,
+                           cfg.model.vocab_size, cfg.model.max_positions, cfg.model.num_labels,
+                           parameter_count(*model), weight_checksum(*model), cfg.model.causal};
+    model->to(device);
+    if (options.cache) options.cache->model = model;
   }
-  res.model = model_info{cfg.model.preset, cfg.model.layers, cfg.model.hidden, cfg.model.heads, cfg.model.ffn,
-                         cfg.model.vocab_size, cfg.model.max_positions, cfg.model.num_labels,
-                         parameter_count(*model), weight_checksum(*model), cfg.model.causal};
-  model->to(device);
-  if (options.cache) options.cache->model = model;
 
   // --- workload ---
   const auto n_samples = static_cast<int64_t>(data.samples.size());
@@ -358,6 +393,22 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     r.precision = to_string(vc.precision);
     r.attention = to_string(vc.attention);
     r.sdpa_backend = vc.attention == attention_kind::sdpa ? to_string(vc.backend) : "";
+    if (scripted) {
+      r.attention = "torchscript";  // the module's own attention; the variant's setting does not apply
+      r.sdpa_backend = "";
+      std::string unsupported;
+      if (vc.offload) unsupported = "offload " + torchscript_unsupported("offload");
+      for (const auto& [key, block] : vc.techniques)
+        if (auto why = torchscript_unsupported(key); !why.empty() && unsupported.empty())
+          unsupported = fmt::format("{} {}", key, why);
+      if (!unsupported.empty()) {
+        r.status = status_kind::skipped;
+        r.reason = unsupported;
+        r.description = vc.description.empty() ? "a technique TorchScript models cannot run" : vc.description;
+        r.check.message = "not run";
+        continue;
+      }
+    }
     if (vc.pending) {
       r.status = status_kind::skipped;
       r.reason = *vc.pending;
@@ -397,7 +448,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       input_assembler once(data, device, /*pool=*/false);
       for (const auto& p : v.plans) v.prebuilt.push_back(once.assemble(p));
     }
-    v.executor = make_executor(model, device, vc, cfg.model.causal);
+    v.executor = scripted ? std::make_unique<torchscript_executor>(scripted, device, vc)
+                          : make_executor(model, device, vc, cfg.model.causal);
     r.batches = static_cast<int64_t>(v.plans.size());
     double flops = 0;
     for (const auto& p : v.plans) {
@@ -410,8 +462,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     r.mean_batch_size = static_cast<double>(rows.size()) / static_cast<double>(v.plans.size());
     progress("check", vc.name, done++, static_cast<int64_t>(cfg.variants.size()));
     try {
-      check_pass(v, data, device, cfg.model.num_labels);
-      if (vc.attention == attention_kind::sdpa) {
+      check_pass(v, data, device);
+      if (model && vc.attention == attention_kind::sdpa) {
         r.sdpa_backend_used = sdpa_backends_in_use(model, data, v.plans, vc, device);
       }
       v.runnable = true;

@@ -243,7 +243,7 @@ torch::Tensor offload_executor::do_forward(const batch& b) {
     x = slot_of(i).module->forward(x, mask, how_);  // (B, S, H)
     release(i);
   }
-  return model_->head(x);  // (B, num_labels)
+  return model_->head(x, padded ? b.padding_mask : torch::Tensor());  // (B, num_labels) or (B, hidden)
 }
 
 void offload_executor::do_annotate(variant_result& r) {

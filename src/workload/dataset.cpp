@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/utf8.hpp"
+#include "workload/wordpiece_tokenizer.hpp"
 
 namespace attnbench {
 namespace {
@@ -122,6 +124,34 @@ dataset read_jsonl(const workload_config& w, const model_config& m) {
   return d;
 }
 
+// One sample per line of UTF-8 text, through the WordPiece tokenizer, truncated to max_length.
+// Blank lines are skipped, as in token files.
+dataset read_text(const workload_config& w, const model_config& m) {
+  const auto tokenizer = wordpiece_tokenizer::from_file(w.vocab, w.lowercase);
+  if (tokenizer.vocab_size() > m.vocab_size)
+    throw input_error("workload.vocab", fmt::format("{} holds {} tokens, more than the model's vocabulary of {}",
+                                                    w.vocab, tokenizer.vocab_size(), m.vocab_size));
+  std::ifstream in(w.text, std::ios::binary);
+  if (!in) throw input_error("workload.text", fmt::format("cannot read {}", w.text));
+  dataset d;
+  d.description = fmt::format("text {}", w.text);
+  std::string line;
+  int64_t truncated = 0;
+  for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (w.samples > 0 && static_cast<int64_t>(d.samples.size()) >= w.samples) break;
+    if (!is_valid_utf8(line)) throw input_error("workload.text", fmt::format("{}:{}: not valid UTF-8", w.text, lineno));
+    auto ids = tokenizer.encode(line, w.max_length);
+    if (static_cast<int64_t>(ids.size()) == w.max_length && tokenizer.encode(line, w.max_length + 1).size() > ids.size())
+      ++truncated;
+    d.samples.push_back(std::move(ids));
+  }
+  if (d.samples.empty()) throw input_error("workload.text", fmt::format("{} holds no samples", w.text));
+  if (truncated > 0) d.description += fmt::format(", {} truncated to {} tokens", truncated, w.max_length);
+  return d;
+}
+
 }  // namespace
 
 special_tokens special_tokens_for(int64_t vocab_size) {
@@ -130,6 +160,7 @@ special_tokens special_tokens_for(int64_t vocab_size) {
 }
 
 dataset make_dataset(const workload_config& workload, const model_config& model) {
+  if (!workload.text.empty()) return read_text(workload, model);
   return workload.file.empty() ? generate(workload, model) : read_jsonl(workload, model);
 }
 

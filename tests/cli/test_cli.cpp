@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
+#include "reference_model.hpp"
 
 namespace fs = std::filesystem;
 using namespace attnbench;
@@ -126,6 +127,10 @@ TEST_CASE("validate exits 2 with the JSON path of each problem and writes nothin
 TEST_CASE("every shipped config validates", "[cli]") {
   for (const auto& e : fs::directory_iterator(fs::path(ATTNBENCH_SOURCE_DIR) / "configs")) {
     if (e.path().extension() != ".json") continue;
+    if (e.path().filename() == "minilm-real.json" && !testing::reference_model_dir()) {
+      WARN("not validated: " << e.path() << " needs the reference model (scripts/setup.sh installs it)");
+      continue;
+    }
     auto r = run_cli("validate " + e.path().string());
     INFO(e.path() << "\n" << r.output);
     CHECK(r.exit_code == 0);

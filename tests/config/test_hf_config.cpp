@@ -1,0 +1,117 @@
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "config/config_parser.hpp"
+#include "config/hf_config.hpp"
+#include "model/safetensors_builder.hpp"
+#include "test_support.hpp"
+
+using namespace attnbench;
+using Catch::Contains;
+
+namespace {
+
+const std::string fixtures = std::string(ATTNBENCH_TEST_DATA_DIR) + "/model/fixtures";
+const std::string workload_fixtures = std::string(ATTNBENCH_TEST_DATA_DIR) + "/workload/fixtures";
+
+std::string doc(
+    const std::string& model,
+    const std::string& workload = R"({"samples": 4, "lengths": {"kind": "fixed", "length": 8}})") {
+  return fmt::format(R"({{"name": "t", "model": {}, "workload": {}, "device": "cpu",
+                         "variants": [{{"name": "a"}}], "baseline": "a"}})",
+                     model, workload);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_config_text(text, "", testing::cpu_only());
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string hf(const std::string& dir) {
+  return fmt::format(R"({{"weights": "{0}/{1}/model.safetensors", "config": "{0}/{1}/config.json"}})",
+                     fixtures, dir);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "model.weights + model.config take the dimensions from config.json and the head from the checkpoint",
+    "[config][hf]") {
+  const config bare = parse_config_text(doc(hf("tiny-bert")), "", testing::cpu_only());
+  CHECK(bare.model.layers == 2);
+  CHECK(bare.model.hidden == 32);
+  CHECK(bare.model.heads == 4);
+  CHECK(bare.model.ffn == 64);
+  CHECK(bare.model.vocab_size == 64);
+  CHECK(bare.model.max_positions == 32);
+  CHECK(bare.model.mean_pool);  // no classifier head: the mean-pooled embedding is checked
+  CHECK(bare.model.weights == fixtures + "/tiny-bert/model.safetensors");
+  const config cls = parse_config_text(doc(hf("tiny-bert-cls")), "", testing::cpu_only());
+  CHECK_FALSE(cls.model.mean_pool);
+  CHECK(cls.model.num_labels == 3);
+}
+
+TEST_CASE("real-model config mistakes are reported at their path", "[config][hf]") {
+  CHECK_THAT(error_of(doc(fmt::format(R"({{"weights": "{}/tiny-bert/model.safetensors"}})", fixtures))),
+             Contains("model.config: required with model.weights"));
+  CHECK_THAT(error_of(doc(fmt::format(R"({{"config": "{}/tiny-bert/config.json", "layers": 4}})", fixtures))),
+             Contains("model.layers: not allowed with model.config"));
+  CHECK_THAT(error_of(doc(R"({"weights": "/nonexistent.safetensors", "config": "/nonexistent.json"})")),
+             Contains("model.weights: \"/nonexistent.safetensors\" does not exist"));
+  const auto broken = testing::write_temp_file("broken.safetensors", std::string("\x10\x00", 2));
+  CHECK_THAT(error_of(doc(fmt::format(R"({{"weights": "{}", "config": "{}/tiny-bert/config.json"}})",
+                                      broken.string(), fixtures))),
+             Contains("model.weights: " + broken.string() + ": truncated: 2 bytes"));
+  CHECK_THAT(
+      error_of(doc(fmt::format(
+          R"({{"torchscript": "{0}/tiny-bert/model.pt", "weights": "{0}/tiny-bert/model.safetensors"}})",
+          fixtures))),
+      Contains("model.weights: not allowed with model.torchscript"));
+  CHECK_THAT(
+      error_of(doc(fmt::format(R"({{"torchscript": "{0}/tiny-bert/model.pt", "layers": 2}})", fixtures))),
+      Contains("model.layers: not allowed with model.torchscript"));
+  CHECK_THAT(error_of(R"({"threads": 1e999})"), Contains("invalid JSON"));
+}
+
+TEST_CASE("config.json that the built-in encoder cannot reproduce is refused", "[config][hf]") {
+  const auto path = testing::write_temp_file(
+      "roberta.json",
+      R"({"model_type": "roberta", "hidden_act": "relu", "num_hidden_layers": 2, "hidden_size": 30,
+                          "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10})");
+  model_config m;
+  const auto problems = apply_hf_config(path.string(), "model.config", m);
+  std::string all;
+  for (const auto& p : problems) all += p.to_string() + "\n";
+  CHECK_THAT(all, Contains("\"model_type\" must be \"bert\""));
+  CHECK_THAT(all, Contains("\"hidden_act\" must be \"gelu\""));
+  CHECK_THAT(all, Contains("\"max_position_embeddings\" is missing"));
+  CHECK_THAT(all, Contains("\"hidden_size\" (30) must be divisible by \"num_attention_heads\" (4)"));
+  CHECK_THAT(all, Contains("model.config: " + path.string()));
+}
+
+TEST_CASE("workload.text needs a vocabulary; vocab and lowercase need text", "[config][hf]") {
+  const std::string text = fmt::format(R"({{"text": "{}/tiny_text.txt"}})", workload_fixtures);
+  CHECK_THAT(error_of(doc(R"({"preset": "bert-tiny"})", text)),
+             Contains("workload.vocab: required with workload.text"));
+  CHECK_THAT(
+      error_of(doc(R"({"preset": "bert-tiny"})",
+                   R"({"samples": 4, "lengths": {"kind": "fixed", "length": 8}, "lowercase": false})")),
+      Contains("workload.lowercase: only used with workload.text"));
+  // With model.config the vocab.txt beside it is the default (the tiny fixture has none).
+  CHECK_THAT(error_of(doc(hf("tiny-bert"), text)),
+             Contains("workload.vocab: required: no vocab.txt beside model.config"));
+  const config ok = parse_config_text(
+      doc(hf("tiny-bert"),
+          fmt::format(R"({{"text": "{0}/tiny_text.txt", "vocab": "{0}/tiny_vocab.txt", "lowercase": false}})",
+                      workload_fixtures)),
+      "", testing::cpu_only());
+  CHECK(ok.workload.vocab == workload_fixtures + "/tiny_vocab.txt");
+  CHECK_FALSE(ok.workload.lowercase);
+  CHECK(ok.workload.max_length == 32);  // model.max_positions from config.json
+}
