@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 #include <string>
@@ -24,6 +27,33 @@ std::string quoted(const std::string& field) {
 // Shortest text that reads back to the same double; undefined values are empty fields.
 std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string{}; }
 
+std::string bytes(int64_t b) { return b < 0 ? std::string{} : std::to_string(b); }
+
+// Columns only some runs have, appended after the fixed ones so existing readers keep theirs.
+std::vector<std::string> optional_header(bool notes, bool train) {
+  std::vector<std::string> h;
+  if (notes) h.push_back("notes");
+  if (train)
+    h.insert(h.end(), {"checkpointing", "train_steps", "final_loss", "loss_rel_err", "grad_rel_l2", "weight_rel_l2",
+                       "weight_bytes", "gradient_bytes", "optimizer_state_bytes", "activation_peak_bytes"});
+  return h;
+}
+
+std::vector<std::string> optional_fields(const variant_result& v, bool notes, bool train) {
+  std::vector<std::string> f;
+  if (notes) f.push_back(quoted(fmt::format("{}", fmt::join(v.notes, "; "))));
+  if (!train) return f;
+  if (!v.train) {
+    f.resize(f.size() + optional_header(false, true).size());
+    return f;
+  }
+  const train_result& t = *v.train;
+  f.insert(f.end(), {quoted(t.checkpointing), std::to_string(t.steps), number(t.losses.empty() ? not_a_number : t.losses.back()),
+                     number(t.loss_rel_err), number(t.grad_rel_l2), number(t.weight_rel_l2), bytes(t.weight_bytes),
+                     bytes(t.gradient_bytes), bytes(t.optimizer_state_bytes), bytes(t.activation_peak_bytes)});
+  return f;
+}
+
 void write_row(std::ostream& out, const std::vector<std::string>& fields) {
   for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << fields[i];
   out << '\n';  // LF rather than RFC 4180's CRLF: files are committed and diffed; readers accept both
@@ -32,7 +62,10 @@ void write_row(std::ostream& out, const std::vector<std::string>& fields) {
 }  // namespace
 
 void csv_writer::do_write(const run_result& result, std::ostream& out) const {
-  write_row(out, {"name",
+  const auto any = [&](auto has) { return std::any_of(result.variants.begin(), result.variants.end(), has); };
+  const bool notes = any([](const variant_result& v) { return !v.notes.empty(); });
+  const bool train = any([](const variant_result& v) { return v.train.has_value(); });
+  std::vector<std::string> header{"name",
                   "status",
                   "precision",
                   "attention",
@@ -61,9 +94,11 @@ void csv_writer::do_write(const run_result& result, std::ostream& out) const {
                   "mean_batch_size",
                   "cache_hit_rate",
                   "max_sustainable_rate",
-                  "reason"});
+                  "reason"};
+  for (auto& h : optional_header(notes, train)) header.push_back(std::move(h));
+  write_row(out, header);
   for (const auto& v : result.variants) {
-    write_row(out, {quoted(v.name),
+    std::vector<std::string> row{quoted(v.name),
                     to_string(v.status),
                     quoted(v.precision),
                     quoted(v.attention),
@@ -92,7 +127,9 @@ void csv_writer::do_write(const run_result& result, std::ostream& out) const {
                     number(v.mean_batch_size),
                     number(v.cache_hit_rate),
                     number(v.max_sustainable_rate),
-                    quoted(v.reason)});
+                    quoted(v.reason)};
+    for (auto& f : optional_fields(v, notes, train)) row.push_back(std::move(f));
+    write_row(out, row);
   }
 }
 

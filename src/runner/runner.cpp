@@ -21,6 +21,7 @@
 #include "runner/matmul_ceiling.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/server_scenario.hpp"
+#include "runner/train_scenario.hpp"
 #include "stats/summary.hpp"
 #include "techniques/precision.hpp"
 #include "techniques/sdpa_backend_guard.hpp"
@@ -314,6 +315,10 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
 
   log("measuring the matmul ceiling");
   res.environment = describe_environment(cfg, device, options);
+  if (cfg.scenario == "train") {
+    run_train_scenario(cfg, data, device, res, progress);
+    return outcome;
+  }
 
   // --- prepare every variant: batches, executor, the untimed check pass ---
   const variant_config& base_cfg = *find_variant(cfg, cfg.baseline);
@@ -337,6 +342,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       r.check.message = "not run";
       continue;
     }
+    if (vc.checkpointing.policy != checkpoint_policy::none)
+      r.notes.push_back("no effect in inference: no activations are kept");
     const auto batching = make_batching(vc.batching, cfg.workload.max_length);
     r.batching = batching->describe() + (vc.batching.pool ? " pool" : "") + (vc.batching.cache ? " cache" : "");
     r.description = describe_variant(vc, base_cfg, r.batching, base_batching);
