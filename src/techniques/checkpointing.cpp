@@ -79,9 +79,11 @@ class rng_fork {
 };
 
 // Autocast caches low-precision copies of fp32 weights while nested. A copy made in the no-grad
-// forward carries no graph; if the recompute found it in the cache (backward called inside the
-// autocast scope), the weights would silently get no gradient. The forward therefore caches
-// nothing.
+// forward would carry no graph; if the recompute found it in the cache (backward called inside
+// the autocast scope), the weights would silently get no gradient. The forward therefore caches
+// nothing. Defensive: with LibTorch 2.11 on the CPU the autocast test (backward inside the
+// scope) also passes without this guard, so that version does not seem to cache there; older or
+// other builds may.
 class autocast_cache_off {
  public:
   autocast_cache_off() : previous_(at::autocast::is_autocast_cache_enabled()) {
