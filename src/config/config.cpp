@@ -54,9 +54,12 @@ std::string to_string(grouping_kind g) { return g == grouping_kind::bucketed ? "
 
 std::string to_string(checkpoint_policy c) {
   switch (c) {
-    case checkpoint_policy::every: return "every";
-    case checkpoint_policy::sqrt: return "sqrt";
-    case checkpoint_policy::none: break;
+    case checkpoint_policy::every:
+      return "every";
+    case checkpoint_policy::sqrt:
+      return "sqrt";
+    case checkpoint_policy::none:
+      break;
   }
   return "none";
 }

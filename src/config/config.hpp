@@ -31,7 +31,7 @@ std::string to_string(sdpa_backend b);     // "auto", "flash", "efficient", "mat
 std::string to_string(padding_kind p);     // "max_length", "longest"
 std::string to_string(length_kind l);      // "fixed", "uniform", "lognormal", "file"
 std::string to_string(grouping_kind g);    // "sorted", "bucketed"
-std::string to_string(checkpoint_policy c); // "none", "every", "sqrt"
+std::string to_string(checkpoint_policy c);  // "none", "every", "sqrt"
 
 // Model shape. A preset fills every field; explicit fields override it.
 struct model_config {
@@ -106,7 +106,7 @@ struct batching_config {
 // recomputed in backward instead of kept. No effect in inference, where nothing is kept.
 struct checkpointing_config {
   checkpoint_policy policy = checkpoint_policy::none;
-  int64_t every = 0;           // policy every: layers per segment, 1 ≤ every ≤ model.layers
+  int64_t every = 0;  // policy every: layers per segment, 1 ≤ every ≤ model.layers
 };
 
 struct variant_config {
@@ -144,8 +144,8 @@ struct server_config {
 struct train_config {
   double learning_rate = 0;
   double weight_decay = 0;
-  double dropout = 0;          // probability for every dropout of the model; 0 runs it in eval mode
-  uint64_t seed = 0;           // synthetic labels and dropout masks
+  double dropout = 0;  // probability for every dropout of the model; 0 runs it in eval mode
+  uint64_t seed = 0;   // synthetic labels and dropout masks
 };
 
 struct config {

@@ -56,10 +56,10 @@ inline constexpr int64_t server_requests = 500;   // per rate: enough for a p99 
 inline constexpr double server_max_time_s = 20;   // per rate: a sweep of a few rates stays within minutes
 
 // --- train scenario ---
-inline constexpr double learning_rate = 1e-4;   // within BERT's fine-tuning range (2e-5 to 1e-4)
-inline constexpr double weight_decay = 0.01;    // BERT's AdamW weight decay
-inline constexpr double dropout = 0;            // off: variants can then be compared exactly
-inline constexpr uint64_t train_seed = 0;       // fixed: every run draws the same labels and masks
+inline constexpr double learning_rate = 1e-4;  // within BERT's fine-tuning range (2e-5 to 1e-4)
+inline constexpr double weight_decay = 0.01;   // BERT's AdamW weight decay
+inline constexpr double dropout = 0;           // off: variants can then be compared exactly
+inline constexpr uint64_t train_seed = 0;      // fixed: every run draws the same labels and masks
 
 // --- check: relative L2 of logits against the fp32 baseline ---
 inline constexpr double tolerance_fp32 = 1e-5;      // same math; only summation order differs

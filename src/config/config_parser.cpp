@@ -27,9 +27,8 @@ using ordered_json = nlohmann::ordered_json;
 using names = std::vector<std::string>;
 
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
-const names root_keys{"schema_version", "name",     "model",    "workload", "measure", "check",  "device",
-                      "threads",        "variants", "baseline", "output",   "scenario", "server",
-                      "train"};
+const names root_keys{"schema_version", "name",     "model",    "workload", "measure",  "check",  "device",
+                      "threads",        "variants", "baseline", "output",   "scenario", "server", "train"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed"};
@@ -48,7 +47,8 @@ const names output_keys{"dir", "formats"};
 // Technique blocks of later issues: only a pending variant may carry them (stored, not validated).
 const names technique_keys{"offload", "parallel", "pipeline"};
 const names variant_keys = [] {
-  names keys{"name", "description", "precision", "attention", "sdpa_backend", "batching", "checkpointing", "pending"};
+  names keys{"name",         "description", "precision",     "attention",
+             "sdpa_backend", "batching",    "checkpointing", "pending"};
   keys.insert(keys.end(), technique_keys.begin(), technique_keys.end());
   return keys;
 }();
@@ -92,7 +92,8 @@ constexpr std::array all_attentions{attention_kind::naive, attention_kind::sdpa}
 constexpr std::array all_backends{sdpa_backend::auto_select, sdpa_backend::flash, sdpa_backend::efficient,
                                   sdpa_backend::math, sdpa_backend::cudnn};
 constexpr std::array all_paddings{padding_kind::max_length, padding_kind::longest};
-constexpr std::array all_checkpoint_policies{checkpoint_policy::none, checkpoint_policy::every, checkpoint_policy::sqrt};
+constexpr std::array all_checkpoint_policies{checkpoint_policy::none, checkpoint_policy::every,
+                                             checkpoint_policy::sqrt};
 
 names preset_names() {
   names out;
@@ -680,8 +681,10 @@ class config_reader {
     c.check_keys(checkpointing_keys);
     c.require("policy");
     assign(cc.policy, c.enumeration("policy", all_checkpoint_policies));
-    if (cc.policy == checkpoint_policy::every) c.require("every", "required for policy \"every\"");
-    else if (c.has("every")) c.add("every", "only used with policy \"every\"");
+    if (cc.policy == checkpoint_policy::every)
+      c.require("every", "required for policy \"every\"");
+    else if (c.has("every"))
+      c.add("every", "only used with policy \"every\"");
     auto every = c.integer("every", 1);
     const int64_t layers = cfg_.model.layers;
     if (every && layers > 0 && *every > layers)

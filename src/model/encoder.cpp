@@ -93,12 +93,13 @@ torch::Tensor EncoderClassifierImpl::forward(const torch::Tensor& input_ids, con
   return classifier_(pooled).to(torch::kFloat);  // (B, num_labels)
 }
 
-torch::Tensor EncoderClassifierImpl::forward_layers(const torch::Tensor& x, const attention_mask& mask, int64_t begin,
-                                                   int64_t end) {
+torch::Tensor EncoderClassifierImpl::forward_layers(const torch::Tensor& x, const attention_mask& mask,
+                                                    int64_t begin, int64_t end) {
   TORCH_CHECK(0 <= begin && begin <= end && end <= cfg_.layers, "layers [", begin, ", ", end, ") out of [0, ",
               cfg_.layers, ")");
   torch::Tensor h = x;
-  for (int64_t i = begin; i < end; ++i) h = layers_->ptr(static_cast<size_t>(i))->as<EncoderLayer>()->forward(h, mask, how_);
+  for (int64_t i = begin; i < end; ++i)
+    h = layers_->ptr(static_cast<size_t>(i))->as<EncoderLayer>()->forward(h, mask, how_);
   return h;
 }
 

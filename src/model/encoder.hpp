@@ -57,7 +57,8 @@ class EncoderClassifierImpl : public torch::nn::Module {
 
   // Layers [begin, end) on x (B, S, H) → (B, S, H), one after another: the unit a layer stack
   // (activation checkpointing) splits the encoder into.
-  torch::Tensor forward_layers(const torch::Tensor& x, const attention_mask& mask, int64_t begin, int64_t end);
+  torch::Tensor forward_layers(const torch::Tensor& x, const attention_mask& mask, int64_t begin,
+                               int64_t end);
   // Replaces how forward() runs the whole layer stack (default: forward_layers over all of it).
   // The function is owned by the model and must not own the model.
   using layer_stack = std::function<torch::Tensor(const torch::Tensor& x, const attention_mask& mask)>;

@@ -199,15 +199,17 @@ void write_train_table(const run_result& r, std::ostream& out) {
          "optimizer state excluded).\n\n";
   write_row(out, {"Method", "checkpointing", "steps", "final loss", "loss rel. err", "grad rel. L2",
                   "weight rel. L2", "activation peak", "weights", "gradients", "optimizer state", "status"});
-  write_row(out, {"---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"});
+  write_row(out,
+            {"---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"});
   for (const auto& v : r.variants) {
     if (!v.train) continue;
     const train_result& t = *v.train;
-    write_row(out, {cell(v.name), cell(t.checkpointing), std::to_string(t.steps),
-                    fixed(t.losses.empty() ? not_a_number : t.losses.back(), 6), scientific(t.loss_rel_err),
-                    scientific(t.grad_rel_l2), scientific(t.weight_rel_l2), human_bytes(t.activation_peak_bytes),
-                    human_bytes(t.weight_bytes), human_bytes(t.gradient_bytes), human_bytes(t.optimizer_state_bytes),
-                    to_string(v.status)});
+    write_row(out,
+              {cell(v.name), cell(t.checkpointing), std::to_string(t.steps),
+               fixed(t.losses.empty() ? not_a_number : t.losses.back(), 6), scientific(t.loss_rel_err),
+               scientific(t.grad_rel_l2), scientific(t.weight_rel_l2), human_bytes(t.activation_peak_bytes),
+               human_bytes(t.weight_bytes), human_bytes(t.gradient_bytes),
+               human_bytes(t.optimizer_state_bytes), to_string(v.status)});
   }
 }
 
@@ -269,7 +271,8 @@ void markdown_writer::do_write(const run_result& r, std::ostream& out) const {
   const bool server = std::any_of(r.variants.begin(), r.variants.end(),
                                   [](const variant_result& v) { return !v.server.empty(); });
   if (server) write_server_tables(r, out);
-  if (std::any_of(r.variants.begin(), r.variants.end(), [](const variant_result& v) { return v.train.has_value(); }))
+  if (std::any_of(r.variants.begin(), r.variants.end(),
+                  [](const variant_result& v) { return v.train.has_value(); }))
     write_train_table(r, out);
   out << "\n## Variants\n\n";
   write_variant_list(r, out);

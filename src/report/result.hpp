@@ -76,10 +76,10 @@ struct server_point {
 // The train scenario (checkpointing issue): each pass is one forward + backward + AdamW step per
 // batch from the same initial weights and optimizer state; the check pass's numbers are these.
 struct train_result {
-  std::string checkpointing;          // the policy as run, e.g. "sqrt: 2 segments of 2 layers"
-  int64_t steps = 0;                  // optimizer steps per pass (one per batch)
+  std::string checkpointing;  // the policy as run, e.g. "sqrt: 2 segments of 2 layers"
+  int64_t steps = 0;          // optimizer steps per pass (one per batch)
   double dropout = 0;
-  std::vector<double> losses;         // per step of the check pass
+  std::vector<double> losses;  // per step of the check pass
   // against the baseline after the check pass's steps (relative L2; NaN for the baseline)
   double loss_rel_err = not_a_number;   // over the per-step losses
   double grad_rel_l2 = not_a_number;    // the last step's gradients, every parameter
@@ -97,7 +97,7 @@ struct variant_result {
   bool is_baseline = false;
   status_kind status = status_kind::skipped;
   std::string reason;             // for SKIPPED and FAIL
-  std::vector<std::string> notes; // caveats every report shows, e.g. a technique with no effect here
+  std::vector<std::string> notes;  // caveats every report shows, e.g. a technique with no effect here
   // what ran
   std::string precision;          // "fp32", "amp-bf16", "amp-fp16"
   std::string attention;          // "naive" | "sdpa"
@@ -178,7 +178,7 @@ struct run_result {
   workload_info workload;
   int64_t warmup = 0;
   int64_t repetitions = 0;
-  std::string scenario = "offline";          // "offline" | "server" | "train"
+  std::string scenario = "offline";         // "offline" | "server" | "train"
   double latency_bound_ms = not_a_number;   // server: the p99 bound of the rate sweep
   std::vector<variant_result> variants;
   bool all_passed() const;        // no variant FAIL (SKIPPED does not fail a run)

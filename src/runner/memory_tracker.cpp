@@ -88,7 +88,8 @@ int64_t peak_memory_scope::current_bytes() const {
   if (impl_->device.is_cuda()) {
     using namespace c10::cuda::CUDACachingAllocator;
     const auto stats = getDeviceStats(impl_->device.index());
-    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current - impl_->cuda_start;
+    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current -
+           impl_->cuda_start;
   }
 #endif
   return -1;
