@@ -52,6 +52,18 @@ std::string to_string(length_kind l) {
 
 std::string to_string(grouping_kind g) { return g == grouping_kind::bucketed ? "bucketed" : "sorted"; }
 
+std::string to_string(checkpoint_policy c) {
+  switch (c) {
+    case checkpoint_policy::every:
+      return "every";
+    case checkpoint_policy::sqrt:
+      return "sqrt";
+    case checkpoint_policy::none:
+      break;
+  }
+  return "none";
+}
+
 const variant_config* find_variant(const config& c, const std::string& name) {
   for (const auto& v : c.variants) {
     if (v.name == name) return &v;

@@ -25,6 +25,7 @@ enum class sdpa_backend { auto_select, flash, efficient, math, cudnn };
 enum class padding_kind { max_length, longest };
 enum class length_kind { fixed, uniform, lognormal, file };
 enum class grouping_kind { sorted, bucketed };
+enum class checkpoint_policy { none, every, sqrt };
 
 std::string to_string(precision_kind p);   // "fp32", "amp-bf16", "amp-fp16"
 std::string to_string(attention_kind a);   // "naive", "sdpa"
@@ -32,6 +33,7 @@ std::string to_string(sdpa_backend b);     // "auto", "flash", "efficient", "mat
 std::string to_string(padding_kind p);     // "max_length", "longest"
 std::string to_string(length_kind l);      // "fixed", "uniform", "lognormal", "file"
 std::string to_string(grouping_kind g);    // "sorted", "bucketed"
+std::string to_string(checkpoint_policy c);  // "none", "every", "sqrt"
 
 // Model shape. A preset fills every field; explicit fields override it.
 struct model_config {
@@ -122,6 +124,13 @@ struct offload_config {
   std::string target;          // "" = the run's device (an accelerator); "cpu" exercises the mechanism on the CPU
 };
 
+// Activation checkpointing (training): which encoder layers form segments whose activations are
+// recomputed in backward instead of kept. No effect in inference, where nothing is kept.
+struct checkpointing_config {
+  checkpoint_policy policy = checkpoint_policy::none;
+  int64_t every = 0;  // policy every: layers per segment, 1 ≤ every ≤ model.layers
+};
+
 struct variant_config {
   std::string name;
   std::string description;     // one line: how it differs from the baseline (generated when empty)
@@ -130,6 +139,7 @@ struct variant_config {
   sdpa_backend backend = sdpa_backend::auto_select;
   batching_config batching;
   std::optional<offload_config> offload;  // set when the variant has an enabled offload block
+  checkpointing_config checkpointing;
   // Technique blocks not handled by the core schema (offload, parallel, checkpointing, ...),
   // keyed by their JSON key, validated by the technique that owns them.
   std::map<std::string, nlohmann::json> techniques;
@@ -153,6 +163,14 @@ struct server_config {
   std::string trace;           // replay: "seconds sample_index" per line (resolved path); replaces rates
 };
 
+// The train scenario: every batch of a pass is one forward + backward + AdamW step.
+struct train_config {
+  double learning_rate = 0;
+  double weight_decay = 0;
+  double dropout = 0;  // probability for every dropout of the model; 0 runs it in eval mode
+  uint64_t seed = 0;   // synthetic labels and dropout masks
+};
+
 struct config {
   int schema_version = config_schema_version;
   std::string name;
@@ -161,8 +179,9 @@ struct config {
   workload_config workload;
   measure_config measure;
   check_config check;
-  std::string scenario = "offline";  // "offline" (every sample at once) | "server"
+  std::string scenario = "offline";  // "offline" (every sample at once) | "server" | "train"
   server_config server;
+  train_config train;
   std::string device = "auto"; // "cpu", "cuda", "cuda:N", "auto" (as written; resolved by the runner)
   int64_t threads = 0;         // intra-op threads; 0 = LibTorch's default
   std::vector<variant_config> variants;

@@ -59,6 +59,12 @@ inline constexpr double server_max_time_s = 20;   // per rate: a sweep of a few 
 inline constexpr int64_t offload_prefetch = 1;  // one layer ahead: its copy overlaps the current layer's compute
 inline constexpr bool offload_pinned = true;    // pageable host memory makes CUDA copies synchronous
 
+// --- train scenario ---
+inline constexpr double learning_rate = 1e-4;  // within BERT's fine-tuning range (2e-5 to 1e-4)
+inline constexpr double weight_decay = 0.01;   // BERT's AdamW weight decay
+inline constexpr double dropout = 0;           // off: variants can then be compared exactly
+inline constexpr uint64_t train_seed = 0;      // fixed: every run draws the same labels and masks
+
 // --- check: relative L2 of logits against the fp32 baseline ---
 inline constexpr double tolerance_fp32 = 1e-5;      // same math; only summation order differs
 inline constexpr double tolerance_amp_bf16 = 5e-2;  // 8-bit mantissa: 2^-8 ≈ 3.9e-3/op, over layers

@@ -29,8 +29,8 @@ using ordered_json = nlohmann::ordered_json;
 using names = std::vector<std::string>;
 
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
-const names root_keys{"schema_version", "name",     "model",    "workload", "measure", "check",  "device",
-                      "threads",        "variants", "baseline", "output",   "scenario", "server",
+const names root_keys{"schema_version", "name",     "model",    "workload", "measure",  "check",  "device",
+                      "threads",        "variants", "baseline", "output",   "scenario", "server", "train",
                       "sweep"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
@@ -48,14 +48,17 @@ const names batching_common_keys{"kind", "pool", "cache", "max_queue_delay_ms"};
 const names static_batching_keys{"batch_size", "padding"};
 const names dynamic_batching_keys{"max_tokens", "max_batch_size", "grouping", "boundaries"};
 const names server_keys{"rates", "requests", "max_time_s", "latency_bound_ms", "seed", "trace"};
-const names scenarios{"offline", "server"};
+const names scenarios{"offline", "server", "train"};
+const names train_keys{"learning_rate", "weight_decay", "dropout", "seed"};
+const names checkpointing_keys{"policy", "every"};
 const names output_keys{"dir", "formats"};
 const names offload_keys{"enabled", "prefetch", "pinned", "host_dtype", "target"};
 const names offload_host_dtypes{"fp32", "compute"};
 // Technique blocks of later issues: only a pending variant may carry them (stored, not validated).
-const names technique_keys{"offload", "parallel", "checkpointing", "pipeline"};
+const names technique_keys{"offload", "parallel", "pipeline"};
 const names variant_keys = [] {
-  names keys{"name", "description", "precision", "attention", "sdpa_backend", "batching", "pending"};
+  names keys{"name",         "description", "precision",     "attention",
+             "sdpa_backend", "batching",    "checkpointing", "pending"};
   keys.insert(keys.end(), technique_keys.begin(), technique_keys.end());
   return keys;
 }();
@@ -99,6 +102,8 @@ constexpr std::array all_attentions{attention_kind::naive, attention_kind::sdpa}
 constexpr std::array all_backends{sdpa_backend::auto_select, sdpa_backend::flash, sdpa_backend::efficient,
                                   sdpa_backend::math, sdpa_backend::cudnn};
 constexpr std::array all_paddings{padding_kind::max_length, padding_kind::longest};
+constexpr std::array all_checkpoint_policies{checkpoint_policy::none, checkpoint_policy::every,
+                                             checkpoint_policy::sqrt};
 
 names preset_names() {
   names out;
@@ -744,6 +749,7 @@ class config_reader {
     vc.pending = v.string("pending");
 
     read_batching(v.object("batching"), vc.batching);
+    read_checkpointing(v.object("checkpointing"), vc.checkpointing);
 
     const bool pending = v.has("pending");
     for (const auto& key : technique_keys) {
@@ -806,6 +812,24 @@ class config_reader {
     vc.offload = oc;
   }
 
+  // Segments are runs of encoder layers, so "every" must fit the model's layer count.
+  void read_checkpointing(const object_reader& c, checkpointing_config& cc) {
+    if (!c.present()) return;
+    c.check_keys(checkpointing_keys);
+    c.require("policy");
+    assign(cc.policy, c.enumeration("policy", all_checkpoint_policies));
+    if (cc.policy == checkpoint_policy::every)
+      c.require("every", "required for policy \"every\"");
+    else if (c.has("every"))
+      c.add("every", "only used with policy \"every\"");
+    auto every = c.integer("every", 1);
+    const int64_t layers = cfg_.model.layers;
+    if (every && layers > 0 && *every > layers)
+      c.add("every", fmt::format("must be <= model.layers ({}); got {}", layers, *every));
+    else
+      assign(cc.every, every);
+  }
+
   void read_batching(const object_reader& b, batching_config& bc) {
     bc.kind = std::string(defaults::batching_kind);
     bc.batch_size = defaults::batch_size;
@@ -853,6 +877,12 @@ class config_reader {
 
   void read_scenario() {
     assign(cfg_.scenario, root_.choice("scenario", scenarios));
+    // Training builds its own models from the seed, with a classifier head to take a loss from.
+    if (cfg_.scenario == "train" && (!cfg_.model.torchscript.empty() || !cfg_.model.weights.empty()))
+      root_.add("scenario", fmt::format("\"train\" runs the built-in encoder with seeded weights; model.{} is "
+                                        "not supported there",
+                                        cfg_.model.torchscript.empty() ? "weights" : "torchscript"));
+    read_train();
     object_reader srv = root_.object("server");
     if (cfg_.scenario != "server") {
       if (srv.present()) root_.add("server", "only used with \"scenario\": \"server\"");
@@ -892,6 +922,26 @@ class config_reader {
     for (size_t i = 0; i < rates->size(); ++i)
       if (auto r = log_.number((*rates)[i], fmt::format("{}[{}]", srv.path("rates"), i), 0, true)) sc.rates.push_back(*r);
     std::sort(sc.rates.begin(), sc.rates.end());
+  }
+
+  void read_train() {
+    train_config& tc = cfg_.train;
+    tc.learning_rate = defaults::learning_rate;
+    tc.weight_decay = defaults::weight_decay;
+    tc.dropout = defaults::dropout;
+    tc.seed = defaults::train_seed;
+    object_reader t = root_.object("train");
+    if (t.present() && cfg_.scenario != "train") root_.add("train", "only used with \"scenario\": \"train\"");
+    t.check_keys(train_keys);
+    assign(tc.learning_rate, t.number("learning_rate", 0, true));
+    assign(tc.weight_decay, t.number("weight_decay", 0, false));
+    if (auto p = t.number("dropout", 0, false)) {
+      if (*p >= 1)
+        t.add("dropout", fmt::format("must be < 1; got {}", *p));
+      else
+        tc.dropout = *p;
+    }
+    assign(tc.seed, t.unsigned_integer("seed"));
   }
 
   void read_baseline() {

@@ -39,6 +39,11 @@ SelfAttentionImpl::SelfAttentionImpl(int64_t hidden, int64_t heads, double dropo
   attn_dropout_ = register_module("attn_dropout", torch::nn::Dropout(dropout));
 }
 
+void SelfAttentionImpl::set_dropout(double p) {
+  dropout_ = p;
+  attn_dropout_->options.p(p);
+}
+
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const attention_mask& mask,
                                          const attention_settings& how) {
   const int64_t batch = x.size(0);

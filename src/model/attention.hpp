@@ -35,6 +35,9 @@ class SelfAttentionImpl : public torch::nn::Module {
   // x: (B, S, H) → (B, S, H)
   torch::Tensor forward(const torch::Tensor& x, const attention_mask& mask, const attention_settings& how);
 
+  // Attention-probability dropout (applies in training mode only).
+  void set_dropout(double p);
+
  private:
   torch::Tensor naive_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                            const attention_mask& mask);

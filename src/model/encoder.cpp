@@ -108,8 +108,24 @@ torch::Tensor EncoderClassifierImpl::encode(const torch::Tensor& input_ids, cons
               " exceeds the model's ", cfg_.max_positions, " positions");
   const attention_mask mask = make_attention_mask(padding_mask, how_.causal, how_.kind);
   auto x = embed(input_ids);  // (B, S, H)
-  for (const auto& layer : *layers_) x = layer->as<EncoderLayer>()->forward(x, mask, how_);
-  return x;
+  return layer_stack_ ? layer_stack_(x, mask) : forward_layers(x, mask, 0, cfg_.layers);
+}
+
+torch::Tensor EncoderClassifierImpl::forward_layers(const torch::Tensor& x, const attention_mask& mask,
+                                                    int64_t begin, int64_t end) {
+  TORCH_CHECK(0 <= begin && begin <= end && end <= cfg_.layers, "layers [", begin, ", ", end, ") out of [0, ",
+              cfg_.layers, ")");
+  torch::Tensor h = x;
+  for (int64_t i = begin; i < end; ++i)
+    h = layers_->ptr(static_cast<size_t>(i))->as<EncoderLayer>()->forward(h, mask, how_);
+  return h;
+}
+
+void EncoderClassifierImpl::set_dropout(double p) {
+  for (const auto& m : modules(/*include_self=*/false)) {
+    if (auto* d = m->as<torch::nn::Dropout>()) d->options.p(p);
+    if (auto* a = m->as<SelfAttention>()) a->set_dropout(p);
+  }
 }
 
 void EncoderClassifierImpl::init_weights(uint64_t seed) {

@@ -6,6 +6,7 @@
 // every variant of a run sees identical weights.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <torch/torch.h>
@@ -69,6 +70,18 @@ class EncoderClassifierImpl : public torch::nn::Module {
   int64_t num_layers() const { return static_cast<int64_t>(layers_->size()); }
   Embeddings embeddings() const { return embeddings_; }
 
+  // Layers [begin, end) on x (B, S, H) → (B, S, H), one after another: the unit a layer stack
+  // (activation checkpointing) splits the encoder into.
+  torch::Tensor forward_layers(const torch::Tensor& x, const attention_mask& mask, int64_t begin,
+                               int64_t end);
+  // Replaces how forward() runs the whole layer stack (default: forward_layers over all of it).
+  // The function is owned by the model and must not own the model.
+  using layer_stack = std::function<torch::Tensor(const torch::Tensor& x, const attention_mask& mask)>;
+  void set_layer_stack(layer_stack stack) { layer_stack_ = std::move(stack); }
+
+  // Sets every dropout probability of the model (BERT's 0.1 by default); active in train() mode.
+  void set_dropout(double p);
+
   void set_attention(const attention_settings& how) { how_ = how; }
   const attention_settings& attention() const { return how_; }
   const model_config& config() const { return cfg_; }
@@ -80,6 +93,7 @@ class EncoderClassifierImpl : public torch::nn::Module {
  private:
   model_config cfg_;
   attention_settings how_;
+  layer_stack layer_stack_;
   Embeddings embeddings_{nullptr};
   torch::nn::ModuleList layers_{nullptr};
   torch::nn::Linear pooler_{nullptr};

@@ -1,13 +1,33 @@
 #include "report/csv_writer.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace attnbench {
+namespace {
+
+std::string quoted(const std::string& field) { return csv_quoted(field); }
+
+// Shortest text that reads back to the same double; undefined values are empty fields.
+std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string{}; }
+
+std::string bytes(int64_t b) { return b < 0 ? std::string{} : std::to_string(b); }
+
+const std::vector<std::string> train_columns{"checkpointing",  "train_steps",   "final_loss",
+                                             "loss_rel_err",   "grad_rel_l2",   "weight_rel_l2",
+                                             "weight_bytes",   "gradient_bytes", "optimizer_state_bytes",
+                                             "activation_peak_bytes"};
+const std::vector<std::string> offload_columns{"offload_resident_weight_bytes", "offload_full_weight_bytes",
+                                               "offload_bytes_per_pass", "offload_copy_ms_per_pass",
+                                               "offload_exposed_ms_per_pass", "offload_h2d_gb_per_s"};
+
+}  // namespace
 
 // RFC 4180: quote a field holding a comma, a quote or a line break; double inner quotes.
 std::string csv_quoted(const std::string& field) {
@@ -20,97 +40,120 @@ std::string csv_quoted(const std::string& field) {
   return out + '"';
 }
 
-namespace {
-
-std::string quoted(const std::string& field) { return csv_quoted(field); }
-
-// Shortest text that reads back to the same double; undefined values are empty fields.
-std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string{}; }
-
-}  // namespace
-
 void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
   for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << fields[i];
   out << '\n';  // LF rather than RFC 4180's CRLF: files are committed and diffed; readers accept both
 }
 
-std::vector<std::string> csv_columns() {
-  return {"name",
-          "status",
-          "precision",
-          "attention",
-          "sdpa_backend_used",
-          "batching",
-          "throughput_median",
-          "throughput_ci_low",
-          "throughput_ci_high",
-          "throughput_stddev",
-          "speedup_median",
-          "speedup_ci_low",
-          "speedup_ci_high",
-          "tokens_per_s_median",
-          "latency_p50_ms",
-          "latency_p90_ms",
-          "latency_p99_ms",
-          "peak_memory_bytes",
-          "achieved_gflops",
-          "ceiling_share",
-          "max_abs",
-          "rel_l2",
-          "cosine",
-          "top1_agreement",
-          "top1_agreement_decisive",
-          "padding_efficiency",
-          "mean_batch_size",
-          "cache_hit_rate",
-          "max_sustainable_rate",
-          "offload_resident_weight_bytes",
-          "offload_bytes_per_pass",
-          "offload_exposed_ms_per_pass",
-          "offload_h2d_gb_per_s",
-          "reason"};
+void csv_layout::add(const variant_result& v) {
+  notes = notes || !v.notes.empty();
+  train = train || v.train.has_value();
+  offload = offload || v.offload.used;
 }
 
-std::vector<std::string> csv_fields(const variant_result& v) {
-  return {quoted(v.name),
-          to_string(v.status),
-          quoted(v.precision),
-          quoted(v.attention),
-          quoted(v.sdpa_backend_used),
-          quoted(v.batching),
-          number(v.throughput.median),
-          number(v.throughput.ci_low),
-          number(v.throughput.ci_high),
-          number(v.throughput.stddev),
-          number(v.speedup.median),
-          number(v.speedup.ci_low),
-          number(v.speedup.ci_high),
-          number(v.tokens_per_s.median),
-          number(v.latency_ms.p50),
-          number(v.latency_ms.p90),
-          number(v.latency_ms.p99),
-          v.peak_memory_bytes < 0 ? std::string{} : std::to_string(v.peak_memory_bytes),
-          number(v.achieved_gflops),
-          number(v.ceiling_share),
-          number(v.check.max_abs),
-          number(v.check.rel_l2),
-          number(v.check.cosine),
-          number(v.check.top1_agreement),
-          number(v.check.top1_agreement_decisive),
-          number(v.padding_efficiency),
-          number(v.mean_batch_size),
-          number(v.cache_hit_rate),
-          number(v.max_sustainable_rate),
-          v.offload.used ? std::to_string(v.offload.resident_weight_bytes) : std::string{},
-          v.offload.used ? std::to_string(v.offload.bytes_per_pass) : std::string{},
-          number(v.offload.exposed_ms_per_pass),
-          number(v.offload.h2d_gb_per_s),
-          quoted(v.reason)};
+csv_layout csv_layout_of(const run_result& result) {
+  csv_layout layout;
+  for (const auto& v : result.variants) layout.add(v);
+  return layout;
+}
+
+std::vector<std::string> csv_columns(const csv_layout& layout) {
+  std::vector<std::string> h{"name",
+                             "status",
+                             "precision",
+                             "attention",
+                             "sdpa_backend_used",
+                             "batching",
+                             "throughput_median",
+                             "throughput_ci_low",
+                             "throughput_ci_high",
+                             "throughput_stddev",
+                             "speedup_median",
+                             "speedup_ci_low",
+                             "speedup_ci_high",
+                             "tokens_per_s_median",
+                             "latency_p50_ms",
+                             "latency_p90_ms",
+                             "latency_p99_ms",
+                             "peak_memory_bytes",
+                             "achieved_gflops",
+                             "ceiling_share",
+                             "max_abs",
+                             "rel_l2",
+                             "cosine",
+                             "top1_agreement",
+                             "top1_agreement_decisive",
+                             "padding_efficiency",
+                             "mean_batch_size",
+                             "cache_hit_rate",
+                             "max_sustainable_rate",
+                             "reason"};
+  // Columns only some runs have, appended after the fixed ones so existing readers keep theirs.
+  if (layout.notes) h.push_back("notes");
+  if (layout.train) h.insert(h.end(), train_columns.begin(), train_columns.end());
+  if (layout.offload) h.insert(h.end(), offload_columns.begin(), offload_columns.end());
+  return h;
+}
+
+std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& layout) {
+  std::vector<std::string> f{quoted(v.name),
+                             to_string(v.status),
+                             quoted(v.precision),
+                             quoted(v.attention),
+                             quoted(v.sdpa_backend_used),
+                             quoted(v.batching),
+                             number(v.throughput.median),
+                             number(v.throughput.ci_low),
+                             number(v.throughput.ci_high),
+                             number(v.throughput.stddev),
+                             number(v.speedup.median),
+                             number(v.speedup.ci_low),
+                             number(v.speedup.ci_high),
+                             number(v.tokens_per_s.median),
+                             number(v.latency_ms.p50),
+                             number(v.latency_ms.p90),
+                             number(v.latency_ms.p99),
+                             bytes(v.peak_memory_bytes),
+                             number(v.achieved_gflops),
+                             number(v.ceiling_share),
+                             number(v.check.max_abs),
+                             number(v.check.rel_l2),
+                             number(v.check.cosine),
+                             number(v.check.top1_agreement),
+                             number(v.check.top1_agreement_decisive),
+                             number(v.padding_efficiency),
+                             number(v.mean_batch_size),
+                             number(v.cache_hit_rate),
+                             number(v.max_sustainable_rate),
+                             quoted(v.reason)};
+  if (layout.notes) f.push_back(quoted(fmt::format("{}", fmt::join(v.notes, "; "))));
+  if (layout.train) {
+    if (v.train) {
+      const train_result& t = *v.train;
+      f.insert(f.end(), {quoted(t.checkpointing), std::to_string(t.steps),
+                         number(t.losses.empty() ? not_a_number : t.losses.back()), number(t.loss_rel_err),
+                         number(t.grad_rel_l2), number(t.weight_rel_l2), bytes(t.weight_bytes),
+                         bytes(t.gradient_bytes), bytes(t.optimizer_state_bytes), bytes(t.activation_peak_bytes)});
+    } else {
+      f.resize(f.size() + train_columns.size());
+    }
+  }
+  if (layout.offload) {
+    if (v.offload.used) {
+      const offload_info& o = v.offload;
+      f.insert(f.end(), {bytes(o.resident_weight_bytes), bytes(o.full_weight_bytes), bytes(o.bytes_per_pass),
+                         number(o.copy_ms_per_pass), number(o.exposed_ms_per_pass), number(o.h2d_gb_per_s)});
+    } else {
+      f.resize(f.size() + offload_columns.size());
+    }
+  }
+  return f;
 }
 
 void csv_writer::do_write(const run_result& result, std::ostream& out) const {
-  write_csv_row(out, csv_columns());
-  for (const auto& v : result.variants) write_csv_row(out, csv_fields(v));
+  const csv_layout layout = csv_layout_of(result);
+  write_csv_row(out, csv_columns(layout));
+  for (const auto& v : result.variants) write_csv_row(out, csv_fields(v, layout));
 }
 
 }  // namespace attnbench

@@ -19,10 +19,18 @@ class csv_writer : public writer_base {
   void do_write(const run_result& result, std::ostream& out) const override;
 };
 
+// Which optional column groups a table has: appended after the fixed columns, only when some
+// variant has them (notes, the train scenario, offloading), so existing readers keep theirs.
+struct csv_layout {
+  bool notes = false, train = false, offload = false;
+  void add(const variant_result& v);
+};
+csv_layout csv_layout_of(const run_result& result);
+
 // The pieces, for writers that add columns (the sweep's combined CSV): the header, one variant's
 // fields (already quoted), RFC 4180 quoting, and writing one row.
-std::vector<std::string> csv_columns();
-std::vector<std::string> csv_fields(const variant_result& v);
+std::vector<std::string> csv_columns(const csv_layout& layout);
+std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& layout);
 std::string csv_quoted(const std::string& field);
 void write_csv_row(std::ostream& out, const std::vector<std::string>& fields);
 

@@ -203,12 +203,37 @@ void write_offload(const offload_info& o, std::ostream& out) {
                      std::isfinite(o.hidden_share) ? fixed(o.hidden_share * percent, 0) + "%" : not_available);
 }
 
+// The train scenario: what each variant's steps did against the baseline, and its memory split.
+void write_train_table(const run_result& r, std::ostream& out) {
+  out << "\n## Training\n\n";
+  out << "Each pass is one forward + backward + AdamW step per batch, every variant from the same initial "
+         "weights and optimizer state. Losses, the last step's gradients and the updated weights are "
+         "compared with the baseline's (relative L2). Activation peak: the highest allocation level during "
+         "a step's forward + backward above the level when its forward started (weights, gradients and "
+         "optimizer state excluded).\n\n";
+  write_row(out, {"Method", "checkpointing", "steps", "final loss", "loss rel. err", "grad rel. L2",
+                  "weight rel. L2", "activation peak", "weights", "gradients", "optimizer state", "status"});
+  write_row(out,
+            {"---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"});
+  for (const auto& v : r.variants) {
+    if (!v.train) continue;
+    const train_result& t = *v.train;
+    write_row(out,
+              {cell(v.name), cell(t.checkpointing), std::to_string(t.steps),
+               fixed(t.losses.empty() ? not_a_number : t.losses.back(), 6), scientific(t.loss_rel_err),
+               scientific(t.grad_rel_l2), scientific(t.weight_rel_l2), human_bytes(t.activation_peak_bytes),
+               human_bytes(t.weight_bytes), human_bytes(t.gradient_bytes),
+               human_bytes(t.optimizer_state_bytes), to_string(v.status)});
+  }
+}
+
 void write_variant_list(const run_result& r, std::ostream& out) {
   for (const auto& v : r.variants) {
     out << "- **" << v.name << "**" << (v.is_baseline ? " (baseline)" : "");
     if (!v.description.empty()) out << ": " << v.description;
     if (v.status != status_kind::pass)
       out << " — " << to_string(v.status) << (v.reason.empty() ? "" : ": " + v.reason);
+    for (const auto& note : v.notes) out << " (note: " << note << ")";
     out << '\n';
     if (v.offload.used) write_offload(v.offload, out);
   }
@@ -269,6 +294,9 @@ void markdown_writer::do_write(const run_result& r, std::ostream& out) const {
   const bool server = std::any_of(r.variants.begin(), r.variants.end(),
                                   [](const variant_result& v) { return !v.server.empty(); });
   if (server) write_server_tables(r, out);
+  if (std::any_of(r.variants.begin(), r.variants.end(),
+                  [](const variant_result& v) { return v.train.has_value(); }))
+    write_train_table(r, out);
   out << "\n## Variants\n\n";
   write_variant_list(r, out);
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,12 +94,31 @@ struct offload_info {
   double h2d_gb_per_s = not_a_number;         // bytes / copy time
 };
 
+// The train scenario (checkpointing issue): each pass is one forward + backward + AdamW step per
+// batch from the same initial weights and optimizer state; the check pass's numbers are these.
+struct train_result {
+  std::string checkpointing;  // the policy as run, e.g. "sqrt: 2 segments of 2 layers"
+  int64_t steps = 0;          // optimizer steps per pass (one per batch)
+  double dropout = 0;
+  std::vector<double> losses;  // per step of the check pass
+  // against the baseline after the check pass's steps (relative L2; NaN for the baseline)
+  double loss_rel_err = not_a_number;   // over the per-step losses
+  double grad_rel_l2 = not_a_number;    // the last step's gradients, every parameter
+  double weight_rel_l2 = not_a_number;  // the updated weights after the last step
+  // memory (README "Peak memory" for how): fixed sizes, and the measured activation peak
+  int64_t weight_bytes = -1;
+  int64_t gradient_bytes = -1;
+  int64_t optimizer_state_bytes = -1;
+  int64_t activation_peak_bytes = -1;  // peak above the level at forward start, over every step
+};
+
 struct variant_result {
   std::string name;
   std::string description;        // how it differs from the baseline
   bool is_baseline = false;
   status_kind status = status_kind::skipped;
   std::string reason;             // for SKIPPED and FAIL
+  std::vector<std::string> notes;  // caveats every report shows, e.g. a technique with no effect here
   // what ran
   std::string precision;          // "fp32", "amp-bf16", "amp-fp16"
   std::string attention;          // "naive" | "sdpa"
@@ -116,6 +136,7 @@ struct variant_result {
   // server scenario: one point per offered rate, and the highest rate whose p99 met the bound
   std::vector<server_point> server;
   double max_sustainable_rate = not_a_number;
+  std::optional<train_result> train;  // the train scenario only
   // measurements
   summary throughput;             // samples/s per repetition
   summary tokens_per_s;           // real tokens/s per repetition
@@ -179,7 +200,7 @@ struct run_result {
   workload_info workload;
   int64_t warmup = 0;
   int64_t repetitions = 0;
-  std::string scenario = "offline";          // "offline" | "server"
+  std::string scenario = "offline";         // "offline" | "server" | "train"
   double latency_bound_ms = not_a_number;   // server: the p99 bound of the rate sweep
   std::vector<variant_result> variants;
   bool all_passed() const;        // no variant FAIL (SKIPPED does not fail a run)

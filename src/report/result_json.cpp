@@ -79,10 +79,28 @@ ojson to_json(const offload_info& o) {
           {"h2d_gb_per_s", number(o.h2d_gb_per_s)}};
 }
 
+ojson bytes_or_null(int64_t bytes) { return bytes == memory_not_measured ? ojson(nullptr) : ojson(bytes); }
+
+ojson to_json(const train_result& t) {
+  ojson losses = ojson::array();
+  for (double l : t.losses) losses.push_back(number(l));
+  return {{"checkpointing", t.checkpointing},
+          {"steps", t.steps},
+          {"dropout", t.dropout},
+          {"losses", losses},
+          {"loss_rel_err", number(t.loss_rel_err)},
+          {"grad_rel_l2", number(t.grad_rel_l2)},
+          {"weight_rel_l2", number(t.weight_rel_l2)},
+          {"weight_bytes", bytes_or_null(t.weight_bytes)},
+          {"gradient_bytes", bytes_or_null(t.gradient_bytes)},
+          {"optimizer_state_bytes", bytes_or_null(t.optimizer_state_bytes)},
+          {"activation_peak_bytes", bytes_or_null(t.activation_peak_bytes)}};
+}
+
 ojson to_json(const variant_result& v) {
   ojson server = ojson::array();
   for (const auto& p : v.server) server.push_back(to_json(p));
-  return {{"name", v.name},
+  ojson j = {{"name", v.name},
           {"description", v.description},
           {"is_baseline", v.is_baseline},
           {"status", to_string(v.status)},
@@ -117,8 +135,12 @@ ojson to_json(const variant_result& v) {
           {"flops_per_pass", number(v.flops_per_pass)},
           {"achieved_gflops", number(v.achieved_gflops)},
           {"ceiling_share", number(v.ceiling_share)},
-          {"check", to_json(v.check)},
-          {"offload", to_json(v.offload)}};
+          {"check", to_json(v.check)}};
+  // Later additions, written only when they say something (older readers and files stay valid).
+  if (!v.notes.empty()) j["notes"] = v.notes;
+  if (v.train) j["train"] = to_json(*v.train);
+  if (v.offload.used) j["offload"] = to_json(v.offload);
+  return j;
 }
 
 ojson to_json(const environment_info& e) {
@@ -267,6 +289,28 @@ offload_info offload_from(const reader& r) {
   return o;
 }
 
+int64_t bytes_from(const reader& r, const std::string& key) {
+  return r.at(key).is_null() ? memory_not_measured : r.integer(key);
+}
+
+train_result train_from(const reader& r) {
+  train_result t;
+  t.checkpointing = r.string("checkpointing");
+  t.steps = r.integer("steps");
+  t.dropout = r.number("dropout");
+  const ojson& losses = r.array("losses");
+  for (size_t i = 0; i < losses.size(); ++i)
+    t.losses.push_back(reader::as_number(losses[i], fmt::format("{}[{}]", r.path_of("losses"), i)));
+  t.loss_rel_err = r.number("loss_rel_err");
+  t.grad_rel_l2 = r.number("grad_rel_l2");
+  t.weight_rel_l2 = r.number("weight_rel_l2");
+  t.weight_bytes = bytes_from(r, "weight_bytes");
+  t.gradient_bytes = bytes_from(r, "gradient_bytes");
+  t.optimizer_state_bytes = bytes_from(r, "optimizer_state_bytes");
+  t.activation_peak_bytes = bytes_from(r, "activation_peak_bytes");
+  return t;
+}
+
 variant_result variant_from(const reader& r) {
   variant_result v;
   v.name = r.string("name");
@@ -305,6 +349,14 @@ variant_result variant_from(const reader& r) {
   v.achieved_gflops = r.number("achieved_gflops");
   v.ceiling_share = r.number("ceiling_share");
   v.check = check_from(r.object("check"));
+  if (r.has("notes")) {
+    const ojson& notes = r.array("notes");
+    for (size_t i = 0; i < notes.size(); ++i) {
+      if (!notes[i].is_string()) throw input_error(fmt::format("{}[{}]", r.path_of("notes"), i), "expected a string");
+      v.notes.push_back(notes[i].get<std::string>());
+    }
+  }
+  if (r.has("train")) v.train = train_from(r.object("train"));
   if (r.has("offload") && !r.at("offload").is_null()) v.offload = offload_from(r.object("offload"));
   return v;
 }

@@ -33,15 +33,18 @@ std::string param(const sweep_point_result& p, const std::string& axis) {
 
 std::string sweep_csv(const sweep_result& sweep) {
   std::ostringstream out;
+  csv_layout layout;
+  for (const auto& p : sweep.points)
+    for (const auto& v : p.result.variants) layout.add(v);
   std::vector<std::string> header;
   for (const auto& a : sweep.axes) header.push_back(csv_quoted(a.name));
-  for (auto& c : csv_columns()) header.push_back(std::move(c));
+  for (auto& c : csv_columns(layout)) header.push_back(std::move(c));
   write_csv_row(out, header);
   for (const auto& p : sweep.points) {
     for (const auto& v : p.result.variants) {
       std::vector<std::string> row;
       for (const auto& a : sweep.axes) row.push_back(csv_quoted(param(p, a.name)));
-      for (auto& f : csv_fields(v)) row.push_back(std::move(f));
+      for (auto& f : csv_fields(v, layout)) row.push_back(std::move(f));
       write_csv_row(out, row);
     }
   }

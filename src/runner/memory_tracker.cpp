@@ -23,6 +23,8 @@ class cpu_allocation_hook : public c10::MemoryReportingInfoBase {
   }
   bool memoryProfilingEnabled() const override { return true; }
   int64_t peak() const { return peak_; }
+  int64_t current() const { return current_; }
+  void reset_peak() { peak_ = current_; }
 
  private:
   int64_t current_ = 0;
@@ -78,6 +80,26 @@ int64_t peak_memory_scope::peak_bytes() const {
   }
 #endif
   return -1;
+}
+
+int64_t peak_memory_scope::current_bytes() const {
+  if (impl_->hook) return impl_->hook->current();
+#ifdef ATTNBENCH_WITH_CUDA
+  if (impl_->device.is_cuda()) {
+    using namespace c10::cuda::CUDACachingAllocator;
+    const auto stats = getDeviceStats(impl_->device.index());
+    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current -
+           impl_->cuda_start;
+  }
+#endif
+  return -1;
+}
+
+void peak_memory_scope::reset_peak() {
+  if (impl_->hook) impl_->hook->reset_peak();
+#ifdef ATTNBENCH_WITH_CUDA
+  if (impl_->device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(impl_->device.index());
+#endif
 }
 
 std::string peak_memory_scope::method() const {

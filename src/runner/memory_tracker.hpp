@@ -25,7 +25,10 @@ class peak_memory_scope {
   peak_memory_scope(const peak_memory_scope&) = delete;
   peak_memory_scope& operator=(const peak_memory_scope&) = delete;
 
-  int64_t peak_bytes() const;  // so far, relative to the scope's start
+  int64_t peak_bytes()
+      const;  // so far (since the start or the last reset_peak), relative to the scope's start
+  int64_t current_bytes() const;  // allocated now, relative to the scope's start
+  void reset_peak();              // the peak restarts from the current level
   std::string method() const;
 
  private:

@@ -26,6 +26,7 @@
 #include "runner/memory_tracker.hpp"
 #include "runner/server_scenario.hpp"
 #include "runner/torchscript_executor.hpp"
+#include "runner/train_scenario.hpp"
 #include "stats/summary.hpp"
 #include "techniques/precision.hpp"
 #include "techniques/sdpa_backend_guard.hpp"
@@ -377,6 +378,10 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
 
   log("measuring the matmul ceiling");
   res.environment = describe_environment(cfg, device, options);
+  if (cfg.scenario == "train") {
+    run_train_scenario(cfg, data, device, res, progress);
+    return outcome;
+  }
 
   // --- prepare every variant: batches, executor, the untimed check pass ---
   const variant_config& base_cfg = *find_variant(cfg, cfg.baseline);
@@ -398,6 +403,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       r.sdpa_backend = "";
       std::string unsupported;
       if (vc.offload) unsupported = "offload " + torchscript_unsupported("offload");
+      if (vc.checkpointing.policy != checkpoint_policy::none && unsupported.empty())
+        unsupported = "checkpointing " + torchscript_unsupported("checkpointing");
       for (const auto& [key, block] : vc.techniques)
         if (auto why = torchscript_unsupported(key); !why.empty() && unsupported.empty())
           unsupported = fmt::format("{} {}", key, why);
@@ -416,6 +423,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       r.check.message = "not run";
       continue;
     }
+    if (vc.checkpointing.policy != checkpoint_policy::none)
+      r.notes.push_back("no effect in inference: no activations are kept");
     if (auto why = executor_skip_reason(vc, device)) {
       r.status = status_kind::skipped;
       r.reason = *why;

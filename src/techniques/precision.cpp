@@ -32,4 +32,21 @@ autocast_scope::~autocast_scope() {
   at::autocast::set_autocast_dtype(device_, prev_dtype_);
 }
 
+autocast_state current_autocast_state(c10::DeviceType device) {
+  return {device, at::autocast::is_autocast_enabled(device), at::autocast::get_autocast_dtype(device)};
+}
+
+autocast_state_scope::autocast_state_scope(const autocast_state& state)
+    : previous_(current_autocast_state(state.device)), nested_(state.enabled) {
+  at::autocast::set_autocast_dtype(state.device, state.dtype);
+  at::autocast::set_autocast_enabled(state.device, state.enabled);
+  if (nested_) at::autocast::increment_nesting();
+}
+
+autocast_state_scope::~autocast_state_scope() {
+  if (nested_ && at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_autocast_enabled(previous_.device, previous_.enabled);
+  at::autocast::set_autocast_dtype(previous_.device, previous_.dtype);
+}
+
 }  // namespace attnbench

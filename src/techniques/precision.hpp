@@ -30,4 +30,27 @@ class autocast_scope {
   c10::ScalarType prev_dtype_ = c10::ScalarType::Undefined;
 };
 
+// One device type's autocast state on this thread, captured where a forward ran so that a
+// recompute on another thread (the autograd engine's, during backward) can run the same way.
+struct autocast_state {
+  c10::DeviceType device = c10::DeviceType::CPU;
+  bool enabled = false;
+  c10::ScalarType dtype = c10::ScalarType::Undefined;
+};
+
+autocast_state current_autocast_state(c10::DeviceType device);
+
+// Sets this thread's autocast to `state` (enabled or not) and restores the previous one on exit.
+class autocast_state_scope {
+ public:
+  explicit autocast_state_scope(const autocast_state& state);
+  ~autocast_state_scope();
+  autocast_state_scope(const autocast_state_scope&) = delete;
+  autocast_state_scope& operator=(const autocast_state_scope&) = delete;
+
+ private:
+  autocast_state previous_;
+  bool nested_ = false;
+};
+
 }  // namespace attnbench

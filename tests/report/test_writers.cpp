@@ -132,7 +132,7 @@ TEST_CASE("csv quotes per RFC 4180 and leaves undefined values empty", "[report]
   CHECK(csv.find(R"(,"flash backend needs a CUDA device, this run is on ""cpu""")") != std::string::npos);
   CHECK(
       csv.find(
-          "fp16-flash,SKIPPED,amp-fp16,sdpa,,\"static bs=8, pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,,,,,\"flash") !=
+          "fp16-flash,SKIPPED,amp-fp16,sdpa,,\"static bs=8, pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,\"flash") !=
       std::string::npos);
   CHECK(csv.find("nan") == std::string::npos);
 }
@@ -141,10 +141,27 @@ TEST_CASE("csv: padding, batch size, cache and sustainable-rate columns", "[repo
   const std::string csv = render(csv_writer{}, testing::server_sample_result());
   CHECK_THAT(csv,
              Catch::Contains(",top1_agreement_decisive,padding_efficiency,mean_batch_size,cache_hit_rate,"
-                             "max_sustainable_rate,offload_resident_weight_bytes,offload_bytes_per_pass,"
-                             "offload_exposed_ms_per_pass,offload_h2d_gb_per_s,reason\n"));
-  CHECK_THAT(csv, Catch::Contains(",0.721875,8,0.25,100,,,,,\n"));  // bf16-sdpa: every column but offload
-  CHECK_THAT(csv, Catch::Contains(",0.721875,8,,,,,,,\n"));         // fp32-naive: no cache, no sweep
+                             "max_sustainable_rate,reason\n"));
+  CHECK_THAT(csv, Catch::Contains(",0.721875,8,0.25,100,\n"));  // bf16-sdpa: every column
+  CHECK_THAT(csv, Catch::Contains(",0.721875,8,,,\n"));         // fp32-naive: no cache, no sweep
+}
+
+TEST_CASE("csv: offload columns appear only when a variant offloaded", "[report][offload]") {
+  run_result r = testing::sample_result();
+  r.variants[1].offload.used = true;
+  r.variants[1].offload.resident_weight_bytes = 1000;
+  r.variants[1].offload.full_weight_bytes = 4000;
+  r.variants[1].offload.bytes_per_pass = 12000;
+  r.variants[1].offload.copy_ms_per_pass = 2.5;
+  r.variants[1].offload.exposed_ms_per_pass = 0.5;
+  r.variants[1].offload.h2d_gb_per_s = 4.8;
+  const std::string csv = render(csv_writer{}, r);
+  CHECK_THAT(csv, Catch::Contains(",reason,offload_resident_weight_bytes,offload_full_weight_bytes,"
+                                  "offload_bytes_per_pass,offload_copy_ms_per_pass,offload_exposed_ms_per_pass,"
+                                  "offload_h2d_gb_per_s\n"));
+  CHECK_THAT(csv, Catch::Contains(",1000,4000,12000,2.5,0.5,4.8\n"));
+  CHECK_THAT(csv, Catch::Contains(",,,,,,\n"));  // the others: empty offload fields
+  CHECK(render(csv_writer{}, testing::sample_result()).find("offload_") == std::string::npos);
 }
 
 TEST_CASE("markdown headline table", "[report]") {
