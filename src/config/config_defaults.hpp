@@ -55,6 +55,18 @@ inline constexpr double max_queue_delay_ms = 5;  // server: Triton's typical ord
 inline constexpr int64_t server_requests = 500;   // per rate: enough for a p99 from hundreds of requests
 inline constexpr double server_max_time_s = 20;   // per rate: a sweep of a few rates stays within minutes
 
+// --- profile (torch.profiler.schedule's shape; a step is one batch) ---
+inline constexpr int64_t profile_skip_first = 0;  // the warm-up below absorbs first-call costs
+inline constexpr int64_t profile_wait = 1;        // one unprofiled step: lazy init stays out of the trace
+inline constexpr int64_t profile_warmup = 1;      // one prepared step: the profiler's own start-up stays out
+inline constexpr int64_t profile_active = 3;      // a few recorded steps: averages, yet a small trace
+inline constexpr int64_t profile_repeat = 1;      // one cycle, one trace
+inline constexpr bool profile_record_shapes = true;   // shapes make the operator table readable
+inline constexpr bool profile_memory = true;          // needed for the per-region peak memory
+inline constexpr bool profile_with_flops = true;      // cheap; TensorBoard shows it
+inline constexpr bool profile_with_stack = false;     // C++ stacks are costly and mostly LibTorch frames
+inline constexpr int64_t profile_top = 20;            // operators in the table: the ones that matter
+
 // --- check: relative L2 of logits against the fp32 baseline ---
 inline constexpr double tolerance_fp32 = 1e-5;      // same math; only summation order differs
 inline constexpr double tolerance_amp_bf16 = 5e-2;  // 8-bit mantissa: 2^-8 ≈ 3.9e-3/op, over layers

@@ -18,6 +18,7 @@
 
 #include "common/error.hpp"
 #include "config/config_defaults.hpp"
+#include "config/profile_config.hpp"
 
 namespace attnbench {
 namespace {
@@ -28,7 +29,8 @@ using names = std::vector<std::string>;
 
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
 const names root_keys{"schema_version", "name",     "model",    "workload", "measure", "check",  "device",
-                      "threads",        "variants", "baseline", "output",   "scenario", "server"};
+                      "threads",        "variants", "baseline", "output",   "scenario", "server",
+                      "profile"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed"};
@@ -42,6 +44,8 @@ const names dynamic_batching_keys{"max_tokens", "max_batch_size", "grouping", "b
 const names server_keys{"rates", "requests", "max_time_s", "latency_bound_ms", "seed", "trace"};
 const names scenarios{"offline", "server"};
 const names output_keys{"dir", "formats"};
+const names profile_keys{"skip_first",    "wait",           "warmup",     "active",     "repeat",
+                         "record_shapes", "profile_memory", "with_flops", "with_stack", "top"};
 // Technique blocks of later issues: only a pending variant may carry them (stored, not validated).
 const names technique_keys{"offload", "parallel", "checkpointing", "pipeline"};
 const names variant_keys = [] {
@@ -356,6 +360,33 @@ std::optional<std::string> unreadable_reason(const fs::path& file) {
   return std::nullopt;
 }
 
+// The `profile` block into `pc`, reporting problems through the reader's log.
+void read_profile_block(const object_reader& root, profile_config& pc) {
+  pc = {defaults::profile_skip_first, defaults::profile_wait,       defaults::profile_warmup,
+        defaults::profile_active,     defaults::profile_repeat,     defaults::profile_record_shapes,
+        defaults::profile_memory,     defaults::profile_with_flops, defaults::profile_with_stack,
+        defaults::profile_top};
+  object_reader p = root.object("profile");
+  p.check_keys(profile_keys);
+  assign(pc.skip_first, p.integer("skip_first", 0));
+  assign(pc.wait, p.integer("wait", 0));
+  assign(pc.warmup, p.integer("warmup", 0));
+  // 0 is let through the reader so that the message can say why it is wrong.
+  if (auto active = p.integer("active", 0)) {
+    pc.active = *active;
+    if (*active == 0) p.add("active", "must be >= 1: a schedule without active steps records nothing");
+  }
+  if (auto repeat = p.integer("repeat", 0)) {
+    pc.repeat = *repeat;
+    if (*repeat == 0) p.add("repeat", "must be >= 1: 0 (repeat forever) has no end in a benchmark");
+  }
+  assign(pc.record_shapes, p.boolean("record_shapes"));
+  assign(pc.profile_memory, p.boolean("profile_memory"));
+  assign(pc.with_flops, p.boolean("with_flops"));
+  assign(pc.with_stack, p.boolean("with_stack"));
+  assign(pc.top, p.integer("top", 1));
+}
+
 // Walks one document into a config. Sections are read in dependency order: the device before
 // what it constrains, the model before the workload, variants before the baseline.
 class config_reader {
@@ -382,6 +413,7 @@ class config_reader {
     read_variants();
     read_baseline();
     read_output();
+    read_profile();
     if (!log_.empty()) throw input_error(log_.take());
     return std::move(cfg_);
   }
@@ -808,6 +840,11 @@ class config_reader {
     }
   }
 
+  void read_profile() {
+    profile_config unused;  // stored by profile_config_of(); read here so errors come with the rest
+    read_profile_block(root_, unused);
+  }
+
   const ordered_json& doc_;
   const device_caps caps_;
   problem_log log_;
@@ -829,6 +866,16 @@ config parse_config_text(const std::string& text, const std::string& source_path
                                       parse_error_reason(e.what())));
   }
   return config_reader(doc, source_path, caps).read();
+}
+
+profile_config profile_config_of(const config& cfg) {
+  problem_log log;
+  const ordered_json& doc = cfg.raw;
+  const object_reader root(doc.is_object() ? &doc : nullptr, "", log);
+  profile_config pc;
+  read_profile_block(root, pc);
+  if (!log.empty()) throw input_error(log.take());
+  return pc;
 }
 
 config load_config(const std::string& path, const device_caps& caps) {
