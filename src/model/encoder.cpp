@@ -82,7 +82,10 @@ torch::Tensor EncoderClassifierImpl::forward(const torch::Tensor& input_ids, con
               " exceeds the model's ", cfg_.max_positions, " positions");
   const attention_mask mask = make_attention_mask(padding_mask, how_.causal, how_.kind);
   auto x = embeddings_(input_ids);  // (B, S, H)
-  for (const auto& layer : *layers_) x = layer->as<EncoderLayer>()->forward(x, mask, how_);
+  for (const auto& layer : *layers_) {
+    RECORD_USER_SCOPE("encoder.layer");  // the unit of the profiler's attention breakdown
+    x = layer->as<EncoderLayer>()->forward(x, mask, how_);
+  }
   torch::Tensor pooled;
   {
     RECORD_USER_SCOPE("pooler");
