@@ -200,3 +200,34 @@ TEST_CASE("run --profile writes the profile beside the report", "[cli][profile]"
   CHECK(fs::exists(out / "profile" / "naive" / "trace.json"));
   CHECK(fs::exists(out / "profile" / "sdpa" / "operators.md"));
 }
+
+TEST_CASE("profile: batches of different lengths get a breakdown per length", "[cli][profile]") {
+  temp_dir tmp("lengths");
+  const auto out = tmp.path / "out";
+  auto doc = tiny_config(out);
+  // One sample per batch, padded to its bucket: every recorded step is either 16 or 32 long.
+  doc["variants"] = nlohmann::json::parse(R"([{"name": "naive", "attention": "naive",
+      "batching": {"kind": "dynamic", "grouping": "bucketed", "boundaries": [16, 32], "max_tokens": 64,
+                   "max_batch_size": 1}}])");
+  doc["workload"]["lengths"] = {{"kind", "uniform"}, {"min", 8}, {"max", 32}};
+  doc["profile"] = {{"wait", 0}, {"warmup", 0}, {"active", 8}, {"repeat", 1}};
+  auto r = run_cli("profile " + write_config(tmp.path, doc).string() + " --quiet");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("### By sequence length"));
+  const std::string csv = read_file(out / "profile" / "breakdown.csv");
+  std::map<std::string, int64_t> layers;  // seq → recorded layers
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+    if (f.size() == 8 && f[2] == "encoder.layer") layers[f[1]] = std::stoll(f[3]);
+  }
+  REQUIRE(layers.count("16") == 1);
+  REQUIRE(layers.count("32") == 1);
+  CHECK(layers["16"] + layers["32"] == layers["all"]);
+  CHECK(layers["all"] == 2 * 8);  // 2 layers × 8 recorded steps
+}
