@@ -70,6 +70,15 @@ profiled_variant profile_variant(const config& cfg, const variant_config& vc, En
   fs::create_directories(vdir);
   if (force) remove_old_traces(run_dir);
   fs::create_directories(run_dir);
+  // One discarded cycle over one batch first: the profiler's first recording in a process (and
+  // per variant, its first with these kernels) pays set-up costs inside the first ops it records,
+  // which would inflate whichever variant happens to be profiled first.
+  session.prepare();
+  session.enable();
+  executor->forward(batches.front());
+  synchronize(device);
+  session.disable();
+
   const std::string worker = worker_name();
   std::vector<trace_event> events;
   for (int64_t step = 0; step < schedule.total_steps(); ++step) {
