@@ -49,13 +49,27 @@ std::vector<attention_impl>& registry() {
 
 torch::Tensor reference_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                   bool causal) {
-  // One (S, S) slice at a time: the float64 reference must not be what runs out of memory.
+  // One head and at most `rows` queries at a time: the float64 reference must not be what runs
+  // out of memory (a (rows, S) block of scores is 8·rows·S bytes).
+  constexpr int64_t rows = 1024;
   const auto flat = [](const torch::Tensor& t) {
     return t.to(torch::kCPU, torch::kDouble).reshape({-1, t.size(-2), t.size(-1)});  // (B·H, S, D)
   };
   const auto q64 = flat(q), k64 = flat(k), v64 = flat(v);
+  const int64_t seq = q64.size(1);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q64.size(2)));
+  const auto keys = torch::arange(seq, torch::kLong);  // (S)
   auto out = torch::empty_like(q64);
-  for (int64_t i = 0; i < q64.size(0); ++i) out[i].copy_(naive(q64[i], k64[i], v64[i], causal));
+  for (int64_t i = 0; i < q64.size(0); ++i)
+    for (int64_t r0 = 0; r0 < seq; r0 += rows) {
+      const int64_t r1 = std::min(seq, r0 + rows);
+      auto scores = torch::matmul(q64[i].slice(0, r0, r1), k64[i].transpose(0, 1)) * scale;  // (r, S)
+      if (causal) {
+        const auto queries = torch::arange(r0, r1, torch::kLong).unsqueeze(1);  // (r, 1)
+        scores.masked_fill_(keys.unsqueeze(0) > queries, -std::numeric_limits<double>::infinity());
+      }
+      out[i].slice(0, r0, r1).copy_(torch::matmul(torch::softmax(scores, -1), v64[i]));  // (r, D)
+    }
   return out.view(q.sizes());  // (B, H, S, D)
 }
 

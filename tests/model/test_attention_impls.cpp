@@ -45,6 +45,12 @@ TEST_CASE("attention impls: the reference is softmax(QKᵀ/√d)·V in float64, 
                                                        v.to(torch::kDouble), std::nullopt, 0.0, causal);
     CHECK((ref - want).abs().max().item<double>() < 1e-12);
   }
+  // Longer than one block of query rows, causal: still the same.
+  const auto ql = torch::randn({1, 1, 1500, 4}), kl = torch::randn({1, 1, 1500, 4}),
+             vl = torch::randn({1, 1, 1500, 4});
+  const auto want = at::scaled_dot_product_attention(ql.to(torch::kDouble), kl.to(torch::kDouble),
+                                                     vl.to(torch::kDouble), std::nullopt, 0.0, true);
+  CHECK((reference_attention(ql, kl, vl, true) - want).abs().max().item<double>() < 1e-12);
   // Causal: the first query sees only the first key, so its output is v's first row.
   const auto ref = reference_attention(q, k, v, true);
   CHECK((ref.select(2, 0) - v.to(torch::kDouble).select(2, 0)).abs().max().item<double>() < 1e-12);
