@@ -9,13 +9,13 @@
 #include "cli/console.hpp"
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
+#include "profile/profile_outputs.hpp"
+#include "profile/profile_runner.hpp"
 #include "report/file_output.hpp"
 #include "report/junit_writer.hpp"
 #include "report/make_writers.hpp"
 #include "report/markdown_writer.hpp"
 #include "report/npy_writer.hpp"
-#include "profile/profile_outputs.hpp"
-#include "profile/profile_runner.hpp"
 #include "runner/device.hpp"
 #include "runner/runner.hpp"
 
@@ -39,7 +39,8 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_option("--out", opts.out, "Output directory (overrides the config's output.dir)");
   cmd->add_flag("--force", opts.force, "Overwrite result files of an earlier run in the output directory");
   cmd->add_flag("--save-outputs", opts.save_outputs, "Also write each variant's logits as outputs/<variant>.npy");
-  cmd->add_flag("--profile", opts.profile, "Also profile every variant into <out>/profile, as `attnbench profile` does");
+  cmd->add_flag("--profile", opts.profile,
+                "Also profile every variant into <out>/profile, as `attnbench profile` does");
   cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant check");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
@@ -64,7 +65,8 @@ int run_run(const run_command_options& opts) {
     for (auto& p : output_problems({opts.junit}, opts.force, "--junit", "--junit"))
       problems.push_back(std::move(p));
   if (opts.profile)
-    for (auto& p : profile_output_problems(dir / "profile", default_profile_variants(cfg), opts.force, "output.dir", "--out"))
+    for (auto& p : profile_output_problems(dir / "profile", default_profile_variants(cfg), opts.force,
+                                           "output.dir", "--out"))
       problems.push_back(std::move(p));
   if (!problems.empty()) throw input_error(std::move(problems));
 
@@ -88,7 +90,8 @@ int run_run(const run_command_options& opts) {
   if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(outcome.result)));
   if (opts.profile) {
     out.info("profiling every variant");
-    profile_experiment(cfg, default_profile_variants(cfg), dir / "profile", opts.force, [&](const std::string& s) { out.log(s); });
+    profile_experiment(cfg, default_profile_variants(cfg), dir / "profile", opts.force,
+                       [&](const std::string& s) { out.log(s); });
   }
 
   fmt::print("{}\n", markdown_table(outcome.result));

@@ -28,9 +28,8 @@ using ordered_json = nlohmann::ordered_json;
 using names = std::vector<std::string>;
 
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
-const names root_keys{"schema_version", "name",     "model",    "workload", "measure", "check",  "device",
-                      "threads",        "variants", "baseline", "output",   "scenario", "server",
-                      "profile"};
+const names root_keys{"schema_version", "name",     "model",    "workload", "measure",  "check",  "device",
+                      "threads",        "variants", "baseline", "output",   "scenario", "server", "profile"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed"};
