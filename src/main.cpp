@@ -6,7 +6,9 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "cli/attention_command.hpp"
 #include "cli/compare_command.hpp"
+#include "cli/profile_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/validate_command.hpp"
 #include "common/build_info.hpp"
@@ -20,9 +22,13 @@ int main(int argc, char** argv) {
   run_command_options run_opts;
   validate_command_options validate_opts;
   compare_command_options compare_opts;
+  profile_command_options profile_opts;
+  attention_command_options attention_opts;
   setup_run(app, run_opts);
   setup_validate(app, validate_opts);
   setup_compare(app, compare_opts);
+  setup_profile(app, profile_opts);
+  setup_attention(app, attention_opts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -35,6 +41,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("run")) return run_run(run_opts);
     if (app.got_subcommand("validate")) return run_validate(validate_opts);
     if (app.got_subcommand("compare")) return run_compare(compare_opts);
+    if (app.got_subcommand("profile")) return run_profile(profile_opts);
+    if (app.got_subcommand("attention")) return run_attention(attention_opts);
   } catch (const input_error& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return exit_bad_input;

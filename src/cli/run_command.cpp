@@ -9,6 +9,8 @@
 #include "cli/console.hpp"
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
+#include "profile/profile_outputs.hpp"
+#include "profile/profile_runner.hpp"
 #include "report/file_output.hpp"
 #include "report/junit_writer.hpp"
 #include "report/make_writers.hpp"
@@ -110,6 +112,8 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_option("--out", opts.out, "Output directory (overrides the config's output.dir)");
   cmd->add_flag("--force", opts.force, "Overwrite result files of an earlier run in the output directory");
   cmd->add_flag("--save-outputs", opts.save_outputs, "Also write each variant's logits as outputs/<variant>.npy");
+  cmd->add_flag("--profile", opts.profile,
+                "Also profile every variant into <out>/profile, as `attnbench profile` does");
   cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant check");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
@@ -122,6 +126,9 @@ int run_run(const run_command_options& opts) {
   config cfg = load_config(opts.config_path, detect_device_caps());
   if (!opts.perturb.empty() && !find_variant(cfg, opts.perturb))
     throw input_error("--test-perturb-outputs", fmt::format("no variant named \"{}\"", opts.perturb));
+  if (cfg.sweep && opts.profile)
+    throw input_error("--profile", "not available with a sweep: profile a point with `attnbench profile` on a config "
+                                   "without the sweep block");
   if (cfg.sweep) return run_sweep_command(cfg, opts, out);
   const fs::path dir = opts.out.empty() ? fs::path(cfg.output.dir) : fs::path(opts.out);
   const auto writers = make_writers(cfg.output.formats);
@@ -133,6 +140,10 @@ int run_run(const run_command_options& opts) {
   std::vector<problem> problems = output_problems(files, opts.force, "output.dir", "--out");
   if (!opts.junit.empty())
     for (auto& p : output_problems({opts.junit}, opts.force, "--junit", "--junit"))
+      problems.push_back(std::move(p));
+  if (opts.profile)
+    for (auto& p : profile_output_problems(dir / "profile", default_profile_variants(cfg), opts.force,
+                                           "output.dir", "--out"))
       problems.push_back(std::move(p));
   if (!problems.empty()) throw input_error(std::move(problems));
 
@@ -151,6 +162,11 @@ int run_run(const run_command_options& opts) {
   }
 
   if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(outcome.result)));
+  if (opts.profile) {
+    out.info("profiling every variant");
+    profile_experiment(cfg, default_profile_variants(cfg), dir / "profile", opts.force,
+                       [&](const std::string& s) { out.log(s); });
+  }
 
   fmt::print("{}\n", markdown_table(outcome.result));
   if (const std::string server = markdown_server_tables(outcome.result); !server.empty()) fmt::print("{}\n", server);

@@ -12,6 +12,7 @@ struct run_command_options {
   std::string out;          // overrides output.dir
   bool force = false;       // overwrite an earlier run's files
   bool save_outputs = false;
+  bool profile = false;     // also profile every variant into <dir>/profile (attnbench profile)
   std::string junit;        // JUnit XML report path; empty for none
   bool quiet = false;
   bool verbose = false;

@@ -65,6 +65,18 @@ inline constexpr double weight_decay = 0.01;   // BERT's AdamW weight decay
 inline constexpr double dropout = 0;           // off: variants can then be compared exactly
 inline constexpr uint64_t train_seed = 0;      // fixed: every run draws the same labels and masks
 
+// --- profile (torch.profiler.schedule's shape; a step is one batch) ---
+inline constexpr int64_t profile_skip_first = 0;  // the warm-up below absorbs first-call costs
+inline constexpr int64_t profile_wait = 1;        // one unprofiled step: lazy init stays out of the trace
+inline constexpr int64_t profile_warmup = 1;      // one prepared step: the profiler's own start-up stays out
+inline constexpr int64_t profile_active = 3;      // a few recorded steps: averages, yet a small trace
+inline constexpr int64_t profile_repeat = 1;      // one cycle, one trace
+inline constexpr bool profile_record_shapes = true;   // shapes make the operator table readable
+inline constexpr bool profile_memory = true;          // needed for the per-region peak memory
+inline constexpr bool profile_with_flops = true;      // cheap; TensorBoard shows it
+inline constexpr bool profile_with_stack = false;     // C++ stacks are costly and mostly LibTorch frames
+inline constexpr int64_t profile_top = 20;            // operators in the table: the ones that matter
+
 // --- check: relative L2 of logits against the fp32 baseline ---
 inline constexpr double tolerance_fp32 = 1e-5;      // same math; only summation order differs
 inline constexpr double tolerance_amp_bf16 = 5e-2;  // 8-bit mantissa: 2^-8 ≈ 3.9e-3/op, over layers

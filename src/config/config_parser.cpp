@@ -20,6 +20,7 @@
 #include "config/config_defaults.hpp"
 #include "config/hf_config.hpp"
 #include "model/safetensors.hpp"
+#include "config/profile_config.hpp"
 
 namespace attnbench {
 namespace {
@@ -31,7 +32,7 @@ using names = std::vector<std::string>;
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
 const names root_keys{"schema_version", "name",     "model",    "workload", "measure",  "check",  "device",
                       "threads",        "variants", "baseline", "output",   "scenario", "server", "train",
-                      "sweep"};
+                      "sweep",          "profile"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed",       "weights",
@@ -54,6 +55,8 @@ const names checkpointing_keys{"policy", "every"};
 const names output_keys{"dir", "formats"};
 const names offload_keys{"enabled", "prefetch", "pinned", "host_dtype", "target"};
 const names offload_host_dtypes{"fp32", "compute"};
+const names profile_keys{"skip_first",    "wait",           "warmup",     "active",     "repeat",
+                         "record_shapes", "profile_memory", "with_flops", "with_stack", "top"};
 // Technique blocks of later issues: only a pending variant may carry them (stored, not validated).
 const names technique_keys{"offload", "parallel", "pipeline"};
 const names variant_keys = [] {
@@ -371,6 +374,33 @@ std::optional<std::string> unreadable_reason(const fs::path& file) {
   return std::nullopt;
 }
 
+// The `profile` block into `pc`, reporting problems through the reader's log.
+void read_profile_block(const object_reader& root, profile_config& pc) {
+  pc = {defaults::profile_skip_first, defaults::profile_wait,       defaults::profile_warmup,
+        defaults::profile_active,     defaults::profile_repeat,     defaults::profile_record_shapes,
+        defaults::profile_memory,     defaults::profile_with_flops, defaults::profile_with_stack,
+        defaults::profile_top};
+  object_reader p = root.object("profile");
+  p.check_keys(profile_keys);
+  assign(pc.skip_first, p.integer("skip_first", 0));
+  assign(pc.wait, p.integer("wait", 0));
+  assign(pc.warmup, p.integer("warmup", 0));
+  // 0 is let through the reader so that the message can say why it is wrong.
+  if (auto active = p.integer("active", 0)) {
+    pc.active = *active;
+    if (*active == 0) p.add("active", "must be >= 1: a schedule without active steps records nothing");
+  }
+  if (auto repeat = p.integer("repeat", 0)) {
+    pc.repeat = *repeat;
+    if (*repeat == 0) p.add("repeat", "must be >= 1: 0 (repeat forever) has no end in a benchmark");
+  }
+  assign(pc.record_shapes, p.boolean("record_shapes"));
+  assign(pc.profile_memory, p.boolean("profile_memory"));
+  assign(pc.with_flops, p.boolean("with_flops"));
+  assign(pc.with_stack, p.boolean("with_stack"));
+  assign(pc.top, p.integer("top", 1));
+}
+
 // Walks one document into a config. Sections are read in dependency order: the device before
 // what it constrains, the model before the workload, variants before the baseline.
 class config_reader {
@@ -398,6 +428,7 @@ class config_reader {
     read_baseline();
     read_output();
     read_sweep_block();
+    read_profile();
     if (!log_.empty()) throw input_error(log_.take());
     return std::move(cfg_);
   }
@@ -1008,6 +1039,11 @@ class config_reader {
     cfg_.sweep = std::move(sweep);
   }
 
+  void read_profile() {
+    profile_config unused;  // stored by profile_config_of(); read here so errors come with the rest
+    read_profile_block(root_, unused);
+  }
+
   const ordered_json& doc_;
   const device_caps caps_;
   problem_log log_;
@@ -1054,6 +1090,16 @@ std::vector<config> sweep_point_configs(const config& base, const std::vector<sw
   }
   if (!problems.empty()) throw input_error(std::move(problems));
   return configs;
+}
+
+profile_config profile_config_of(const config& cfg) {
+  problem_log log;
+  const ordered_json& doc = cfg.raw;
+  const object_reader root(doc.is_object() ? &doc : nullptr, "", log);
+  profile_config pc;
+  read_profile_block(root, pc);
+  if (!log.empty()) throw input_error(log.take());
+  return pc;
 }
 
 config load_config(const std::string& path, const device_caps& caps) {

@@ -116,8 +116,10 @@ torch::Tensor EncoderClassifierImpl::forward_layers(const torch::Tensor& x, cons
   TORCH_CHECK(0 <= begin && begin <= end && end <= cfg_.layers, "layers [", begin, ", ", end, ") out of [0, ",
               cfg_.layers, ")");
   torch::Tensor h = x;
-  for (int64_t i = begin; i < end; ++i)
+  for (int64_t i = begin; i < end; ++i) {
+    RECORD_USER_SCOPE("encoder.layer");  // the unit of the profiler's attention breakdown
     h = layers_->ptr(static_cast<size_t>(i))->as<EncoderLayer>()->forward(h, mask, how_);
+  }
   return h;
 }
 

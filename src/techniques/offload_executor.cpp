@@ -240,6 +240,7 @@ torch::Tensor offload_executor::do_forward(const batch& b) {
     // Issue the copies up to layer i + prefetch before layer i computes: they overlap it.
     for (; next_load <= std::min(i + cfg_.prefetch, layers - 1); ++next_load) load(next_load);
     wait_for(i);
+    RECORD_USER_SCOPE("encoder.layer");
     x = slot_of(i).module->forward(x, mask, how_);  // (B, S, H)
     release(i);
   }

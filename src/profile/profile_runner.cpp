@@ -1,0 +1,222 @@
+#include "profile/profile_runner.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+
+#include <ATen/record_function.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/error.hpp"
+#include "config/profile_config.hpp"
+#include "model/encoder.hpp"
+#include "profile/kineto_session.hpp"
+#include "profile/profile_outputs.hpp"
+#include "profile/profile_schedule.hpp"
+#include "report/file_output.hpp"
+#include "runner/device.hpp"
+#include "runner/executor_base.hpp"
+#include "workload/batching_base.hpp"
+#include "workload/workload_checks.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attnbench {
+namespace {
+
+std::string worker_name() {
+  char host[256] = {};
+  const std::string h = gethostname(host, sizeof host - 1) == 0 ? std::string(host) : "host";
+  return fmt::format("{}_{}", h, ::getpid());
+}
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void remove_old_traces(const fs::path& run_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec)) return;
+  for (const auto& entry : fs::directory_iterator(run_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(".pt.trace.json") != std::string::npos) fs::remove(entry.path());
+  }
+}
+
+// Runs one variant through the schedule; returns every recorded event of every cycle.
+profiled_variant profile_variant(const config& cfg, const variant_config& vc, EncoderClassifier& model,
+                                 const dataset& data, torch::Device device, const fs::path& dir, bool force) {
+  profiled_variant pv;
+  pv.name = vc.name;
+  const auto plans = make_batching(vc.batching, cfg.workload.max_length)->plan(data, [&] {
+    std::vector<int64_t> rows(data.samples.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int64_t>(i);
+    return rows;
+  }());
+  std::vector<batch> batches;
+  input_assembler assemble(data, device, /*pool=*/false);
+  for (const auto& p : plans) batches.push_back(assemble.assemble(p));
+  const auto executor = make_executor(model, device, vc, cfg.model.causal);
+
+  const profile_config pc = profile_config_of(cfg);
+  const profile_schedule schedule(pc);
+  kineto_session session(pc, device.is_cuda());
+  const fs::path vdir = variant_profile_dir(dir, vc.name);
+  const fs::path run_dir = tensorboard_run_dir(dir, vc.name);
+  fs::create_directories(vdir);
+  if (force) remove_old_traces(run_dir);
+  fs::create_directories(run_dir);
+  // One discarded cycle over one batch first: the profiler's first recording in a process (and
+  // per variant, its first with these kernels) pays set-up costs inside the first ops it records,
+  // which would inflate whichever variant happens to be profiled first.
+  session.prepare();
+  session.enable();
+  executor->forward(batches.front());
+  synchronize(device);
+  session.disable();
+
+  const std::string worker = worker_name();
+  std::vector<trace_event> events;
+  for (int64_t step = 0; step < schedule.total_steps(); ++step) {
+    const profiler_transition t = schedule.transition(step);
+    if (t.prepare) session.prepare();
+    if (t.enable) session.enable();
+    {
+      // The step marker torch.profiler's step() records; TensorBoard's step views need it.
+      const std::string label = fmt::format("ProfilerStep#{}", step);
+      RECORD_USER_SCOPE(label);
+      executor->forward(batches[static_cast<std::size_t>(step) % batches.size()]);
+      synchronize(device);
+    }
+    if (session.recording()) ++pv.recorded_steps;
+    if (t.disable) {
+      profiled_cycle cycle = session.disable();
+      ++pv.cycles;
+      // Timestamps of one process's cycles differ by at least the cycle's own length.
+      const fs::path trace = run_dir / tensorboard_trace_name(worker, now_ms() + pv.cycles - 1);
+      cycle.save_trace(trace.string());
+      pv.traces.push_back(trace);
+      fs::copy_file(trace, vdir / "trace.json", fs::copy_options::overwrite_existing);
+      events.insert(events.end(), std::make_move_iterator(cycle.events.begin()),
+                    std::make_move_iterator(cycle.events.end()));
+    }
+  }
+  pv.operators = make_operator_table(events, pc.top);
+  pv.breakdown = make_region_breakdown(vc.name, events, device.is_cuda());
+  // Per padded length: the steps' events, grouped by the length of the batch each step ran.
+  std::map<int64_t, std::vector<trace_event>> by_length;
+  for (auto& [step, step_events] : events_by_step(events)) {
+    auto& group = by_length[batches[static_cast<std::size_t>(step) % batches.size()].padded_length];
+    group.insert(group.end(), step_events.begin(), step_events.end());
+  }
+  if (by_length.size() > 1)
+    for (const auto& [seq, group] : by_length) {
+      pv.by_length.push_back(make_region_breakdown(vc.name, group, device.is_cuda()));
+      pv.by_length.back().seq = seq;
+    }
+  write_file_atomic(vdir / "operators.md", operator_table_markdown(pv.operators));
+  write_file_atomic(vdir / "operators.csv", operator_table_csv(pv.operators));
+  return pv;
+}
+
+}  // namespace
+
+std::vector<std::string> default_profile_variants(const config& cfg) {
+  std::vector<std::string> out;
+  for (const auto& v : cfg.variants)
+    if (!v.pending) out.push_back(v.name);
+  return out;
+}
+
+void check_profile_variants(const config& cfg, const std::vector<std::string>& names,
+                            const std::string& where) {
+  std::vector<problem> problems;
+  const auto known = default_profile_variants(cfg);
+  for (const auto& n : names) {
+    const variant_config* v = find_variant(cfg, n);
+    if (!v)
+      problems.push_back(
+          {where, fmt::format("no variant named \"{}\"; variants are: {}", n, fmt::join(known, ", "))});
+    else if (v->pending)
+      problems.push_back({where, fmt::format("variant \"{}\" is pending and cannot run", n)});
+  }
+  if (!problems.empty()) throw input_error(std::move(problems));
+}
+
+profile_outcome profile_experiment(const config& cfg, const std::vector<std::string>& variants,
+                                   const fs::path& dir, bool force,
+                                   const std::function<void(const std::string&)>& log) {
+  const dataset data = make_dataset(cfg.workload, cfg.model);
+  check_config_against_workload(cfg, data);
+  const torch::Device device = resolve_device(cfg.device);
+  const c10::OptionalDeviceGuard device_guard(device.is_cuda() ? std::optional<c10::Device>(device)
+                                                               : std::nullopt);
+  if (cfg.threads > 0) at::set_num_threads(static_cast<int>(cfg.threads));
+  torch::InferenceMode inference;
+
+  EncoderClassifier model(cfg.model);
+  model->init_weights(cfg.model.seed);
+  model->eval();
+  model->to(device);
+
+  profile_outcome outcome;
+  outcome.device = device.str();
+  std::vector<region_breakdown> breakdowns;
+  for (const auto& name : variants) {
+    if (log) log(fmt::format("profiling {}", name));
+    profiled_variant pv = profile_variant(cfg, *find_variant(cfg, name), model, data, device, dir, force);
+    breakdowns.push_back(pv.breakdown);
+    outcome.variants.push_back(std::move(pv));
+  }
+  for (const auto& v : outcome.variants)
+    breakdowns.insert(breakdowns.end(), v.by_length.begin(), v.by_length.end());
+  write_file_atomic(dir / "breakdown.md", breakdown_markdown(outcome));
+  write_file_atomic(dir / "breakdown.csv", region_breakdown_csv(breakdowns));
+  write_file_atomic(dir / "profile.md", profile_markdown(cfg, outcome));
+  return outcome;
+}
+
+std::string breakdown_markdown(const profile_outcome& outcome) {
+  std::vector<region_breakdown> overall, by_length;
+  for (const auto& v : outcome.variants) {
+    overall.push_back(v.breakdown);
+    by_length.insert(by_length.end(), v.by_length.begin(), v.by_length.end());
+  }
+  std::string out = region_breakdown_markdown(overall);
+  if (!by_length.empty())
+    out += "\n### By sequence length\n\nThe same, per padded length of the recorded steps' batches.\n\n" +
+           attention_by_length_markdown(by_length);
+  return out;
+}
+
+std::string profile_markdown(const config& cfg, const profile_outcome& outcome) {
+  const profile_config p = profile_config_of(cfg);
+  std::string out = fmt::format("# Profile: {}\n\n", cfg.name);
+  out += fmt::format(
+      "Device {}. Schedule: skip_first {}, then {} cycle(s) of wait {}, warmup {}, active {} (a step is one "
+      "batch). Options: record_shapes {}, profile_memory {}, with_flops {}, with_stack {}.\n\n",
+      outcome.device, p.skip_first, p.repeat, p.wait, p.warmup, p.active, p.record_shapes, p.profile_memory,
+      p.with_flops, p.with_stack);
+  out +=
+      "## Attention breakdown\n\nEach labelled region's share of an encoder layer's time, summed over every "
+      "recorded layer; peak = the most memory allocated inside one instance of the region (allocations − "
+      "frees"
+      " on the profiled thread, from the profiler's memory events";
+  out += p.profile_memory ? ")" : "; off: profile_memory is false)";
+  out +=
+      ". On CUDA a region's time is the host's time between entering and leaving it (kernels run "
+      "asynchronously); the operator tables give the kernels' CUDA time.\n\n" +
+      breakdown_markdown(outcome) + "\n";
+  for (const auto& v : outcome.variants) {
+    out += fmt::format("## Operators: {}\n\n{} recorded steps in {} cycle(s); trace: `{}/trace.json`.\n\n",
+                       v.name, v.recorded_steps, v.cycles, safe_file_name(v.name));
+    out += operator_table_markdown(v.operators) + "\n";
+  }
+  return out;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,126 @@
+#include "report/attention_table.hpp"
+
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace attnbench {
+namespace {
+
+std::string num(double x, const char* spec) {
+  return std::isnan(x) ? "–" : fmt::format(fmt::runtime(spec), x);
+}
+std::string csv_num(double x) { return std::isnan(x) ? "" : fmt::format("{:.6g}", x); }
+std::string mib(int64_t bytes) {
+  return bytes < 0 ? "–" : fmt::format("{:.2f}", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+double attention_flops(const attention_point& p) {
+  const double f = 4.0 * static_cast<double>(p.batch) * static_cast<double>(p.heads) *
+                   static_cast<double>(p.seq) * static_cast<double>(p.seq) * static_cast<double>(p.head_dim);
+  return p.causal ? f / 2 : f;
+}
+
+std::string to_string(attention_status s) {
+  switch (s) {
+    case attention_status::fail:
+      return "FAIL";
+    case attention_status::oom:
+      return "OOM";
+    case attention_status::unsupported:
+      return "unsupported";
+    case attention_status::ok:
+      break;
+  }
+  return "ok";
+}
+
+std::string attention_markdown(const std::vector<attention_row>& rows) {
+  // Only the grid's varying dimensions get a column; the fixed ones are stated once above.
+  std::set<int64_t> b, h, s, d;
+  std::set<bool> c;
+  std::set<std::string> t;
+  for (const auto& r : rows) {
+    b.insert(r.point.batch);
+    h.insert(r.point.heads);
+    s.insert(r.point.seq);
+    d.insert(r.point.head_dim);
+    c.insert(r.point.causal);
+    t.insert(r.point.dtype);
+  }
+  std::string out;
+  std::vector<std::string> fixed;
+  if (b.size() == 1) fixed.push_back(fmt::format("batch {}", *b.begin()));
+  if (h.size() == 1) fixed.push_back(fmt::format("heads {}", *h.begin()));
+  if (s.size() == 1) fixed.push_back(fmt::format("seq {}", *s.begin()));
+  if (d.size() == 1) fixed.push_back(fmt::format("head_dim {}", *d.begin()));
+  if (c.size() == 1) fixed.push_back(*c.begin() ? "causal" : "not causal");
+  if (t.size() == 1) fixed.push_back(*t.begin());
+  if (!fixed.empty()) {
+    out += "Fixed: ";
+    for (std::size_t i = 0; i < fixed.size(); ++i) out += (i ? ", " : "") + fixed[i];
+    out += ".\n\n";
+  }
+  std::string head = "|", rule = "|";
+  const auto col = [&](bool show, const char* name, const char* align) {
+    if (!show) return;
+    head += fmt::format(" {} |", name);
+    rule += align;
+  };
+  col(b.size() > 1, "Batch", "---:|");
+  col(h.size() > 1, "Heads", "---:|");
+  col(s.size() > 1, "Seq", "---:|");
+  col(d.size() > 1, "Head dim", "---:|");
+  col(c.size() > 1, "Causal", "---|");
+  col(t.size() > 1, "Dtype", "---|");
+  head += " Implementation | Status | rel L2 | Median (ms) | TFLOP/s | Peak MiB | Speedup vs naive |";
+  rule += "---|---|---:|---:|---:|---:|---:|";
+  out += head + "\n" + rule + "\n";
+  for (const auto& r : rows) {
+    std::string line = "|";
+    if (b.size() > 1) line += fmt::format(" {} |", r.point.batch);
+    if (h.size() > 1) line += fmt::format(" {} |", r.point.heads);
+    if (s.size() > 1) line += fmt::format(" {} |", r.point.seq);
+    if (d.size() > 1) line += fmt::format(" {} |", r.point.head_dim);
+    if (c.size() > 1) line += r.point.causal ? " yes |" : " no |";
+    if (t.size() > 1) line += fmt::format(" {} |", r.point.dtype);
+    line += fmt::format(" {} | {} | {} | {} | {} | {} | {} |\n", r.impl, to_string(r.status),
+                        num(r.rel_l2, "{:.2e}"), num(r.median_ms, "{:.3f}"), num(r.tflops, "{:.4f}"),
+                        mib(r.peak_bytes), std::isnan(r.speedup) ? "–" : fmt::format("{:.2f}×", r.speedup));
+    out += line;
+  }
+  std::string notes;
+  for (const auto& r : rows)
+    if (r.status != attention_status::ok)
+      notes += fmt::format("- {} at B={} H={} S={} D={}{} {}: {} — {}\n", r.impl, r.point.batch,
+                           r.point.heads, r.point.seq, r.point.head_dim, r.point.causal ? " causal" : "",
+                           r.point.dtype, to_string(r.status), r.reason);
+  if (!notes.empty()) out += "\n" + notes;
+  return out;
+}
+
+std::string attention_csv(const std::vector<attention_row>& rows) {
+  std::string out =
+      "batch,heads,seq,head_dim,causal,dtype,impl,status,reason,rel_l2,tolerance,repetitions,median_ms,min_"
+      "ms,"
+      "flops,tflops,peak_bytes,speedup_vs_naive\n";
+  for (const auto& r : rows)
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{},{},{}\n", r.point.batch,
+                       r.point.heads, r.point.seq, r.point.head_dim, r.point.causal ? "true" : "false",
+                       r.point.dtype, csv_field(r.impl), to_string(r.status), csv_field(r.reason),
+                       csv_num(r.rel_l2), csv_num(r.tolerance), r.repetitions, csv_num(r.median_ms),
+                       csv_num(r.min_ms), attention_flops(r.point), csv_num(r.tflops),
+                       r.peak_bytes < 0 ? "" : std::to_string(r.peak_bytes), csv_num(r.speedup));
+  return out;
+}
+
+}  // namespace attnbench

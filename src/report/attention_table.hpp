@@ -1,0 +1,50 @@
+// The result record of `attnbench attention` (one row per grid point × implementation) and its
+// markdown and CSV renderings. Free of LibTorch: the runner fills it, the writers only read it.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+// One point of the grid: q, k, v are (batch, heads, seq, head_dim) in `dtype`.
+struct attention_point {
+  int64_t batch = 0;
+  int64_t heads = 0;
+  int64_t seq = 0;
+  int64_t head_dim = 0;
+  bool causal = false;
+  std::string dtype;  // "fp32", "bf16", "fp16"
+};
+
+// Forward FLOPs by the FlashAttention convention: 4·B·H·S²·D, halved when causal.
+double attention_flops(const attention_point& p);
+
+// ok: validated and timed. FAIL: outside tolerance (or NaN) against the float64 reference, not
+// timed. OOM: out of memory, or naive's scores over the configured cap. unsupported: the backend
+// refused these inputs or this device.
+enum class attention_status { ok, fail, oom, unsupported };
+std::string to_string(attention_status s);  // "ok", "FAIL", "OOM", "unsupported"
+
+struct attention_row {
+  attention_point point;
+  std::string impl;
+  attention_status status = attention_status::ok;
+  std::string reason;  // why not ok
+  static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  double rel_l2 = nan;  // ‖out − ref‖ / ‖ref‖ against the float64 reference
+  double tolerance = nan;
+  int64_t repetitions = 0;
+  double median_ms = nan;
+  double min_ms = nan;
+  double tflops = nan;      // attention_flops / median time
+  int64_t peak_bytes = -1;  // working memory of one call (-1: not measured)
+  double speedup = nan;     // naive's median ÷ this median at the same point (NaN without naive)
+};
+
+std::string attention_markdown(const std::vector<attention_row>& rows);
+std::string attention_csv(const std::vector<attention_row>& rows);
+
+}  // namespace attnbench

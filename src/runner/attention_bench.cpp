@@ -1,0 +1,157 @@
+#include "runner/attention_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "model/attention_impls.hpp"
+#include "runner/device.hpp"
+#include "runner/memory_tracker.hpp"
+#include "stats/summary.hpp"
+
+namespace attnbench {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30)); }
+
+// ‖out − ref‖ / ‖ref‖ in float64 (NaN when out holds NaN or has the wrong shape).
+double relative_l2(const torch::Tensor& out, const torch::Tensor& ref) {
+  if (out.sizes() != ref.sizes()) return std::nan("");
+  const auto o = out.to(torch::kCPU, torch::kDouble);
+  return (o - ref).norm().item<double>() / ref.norm().item<double>();
+}
+
+double time_call_ms(const attention_impl& impl, const torch::Tensor& q, const torch::Tensor& k,
+                    const torch::Tensor& v, bool causal, torch::Device device) {
+  synchronize(device);
+  const auto t0 = clock_type::now();
+  impl.run(q, k, v, causal);
+  synchronize(device);
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+void bench_one(attention_row& row, const attention_impl& impl, const torch::Tensor& q, const torch::Tensor& k,
+               const torch::Tensor& v, const torch::Tensor& ref, const attention_bench_options& o) {
+  const attention_point& p = row.point;
+  row.tolerance = attention_tolerance(p.dtype);
+  if (auto why = impl.unavailable ? impl.unavailable(o.device) : std::nullopt) {
+    row.status = attention_status::unsupported;
+    row.reason = *why;
+    return;
+  }
+  const int64_t scratch =
+      impl.scratch_bytes ? impl.scratch_bytes(p.batch, p.heads, p.seq, q.element_size()) : 0;
+  if (o.memory_cap_bytes > 0 && scratch > o.memory_cap_bytes) {
+    row.status = attention_status::oom;
+    row.reason = fmt::format(
+        "its (B, H, S, S) scores and probabilities need {}, over the --memory-cap of {} "
+        "(a configured cap, not an allocation failure)",
+        gib(scratch), gib(o.memory_cap_bytes));
+    return;
+  }
+  try {
+    {
+      torch::Tensor out = impl.run(q, k, v, p.causal);
+      row.rel_l2 = relative_l2(out, ref);
+    }
+    if (!(row.rel_l2 <= row.tolerance)) {  // NaN fails too
+      row.status = attention_status::fail;
+      row.reason =
+          fmt::format("relative L2 error {:.3e} against the float64 reference exceeds {:.0e}; not timed",
+                      row.rel_l2, row.tolerance);
+      return;
+    }
+    {
+      const peak_memory_scope memory(o.device);
+      impl.run(q, k, v, p.causal);
+      synchronize(o.device);
+      row.peak_bytes = memory.peak_bytes();
+    }
+    for (int64_t w = 0; w < o.warmup; ++w) impl.run(q, k, v, p.causal);
+    std::vector<double> ms;
+    for (int64_t r = 0; r < o.repetitions; ++r) ms.push_back(time_call_ms(impl, q, k, v, p.causal, o.device));
+    row.repetitions = o.repetitions;
+    row.median_ms = median(ms);
+    row.min_ms = *std::min_element(ms.begin(), ms.end());
+    row.tflops = attention_flops(p) / (row.median_ms / 1e3) / 1e12;
+  } catch (const c10::OutOfMemoryError& e) {
+    row.status = attention_status::oom;
+    row.reason = e.what_without_backtrace();
+  } catch (const c10::Error& e) {
+    row.status = attention_status::unsupported;
+    row.reason = e.what_without_backtrace();
+    // Keep one line: LibTorch's messages carry warnings and context on later lines.
+    if (auto nl = row.reason.find('\n'); nl != std::string::npos) row.reason.resize(nl);
+  }
+}
+
+}  // namespace
+
+double attention_tolerance(const std::string& dtype) {
+  if (dtype == "bf16") return attention_tolerance_bf16;
+  if (dtype == "fp16") return attention_tolerance_fp16;
+  return attention_tolerance_fp32;
+}
+
+c10::ScalarType attention_dtype(const std::string& dtype) {
+  if (dtype == "fp32") return torch::kFloat;
+  if (dtype == "bf16") return torch::kBFloat16;
+  if (dtype == "fp16") return torch::kHalf;
+  throw input_error("--dtype", fmt::format("expected one of fp32, bf16, fp16; got \"{}\"", dtype));
+}
+
+std::vector<attention_point> grid_points(const attention_grid& g) {
+  std::vector<attention_point> out;
+  for (const auto& dtype : g.dtype)
+    for (bool causal : g.causal)
+      for (int64_t b : g.batch)
+        for (int64_t h : g.heads)
+          for (int64_t d : g.head_dim)
+            for (int64_t s : g.seq) out.push_back({b, h, s, d, causal, dtype});
+  return out;
+}
+
+std::vector<attention_row> run_attention_bench(const attention_bench_options& o) {
+  std::vector<attention_impl> impls;
+  for (auto& impl : attention_impls())
+    if (o.impls.empty() || std::count(o.impls.begin(), o.impls.end(), impl.name))
+      impls.push_back(std::move(impl));
+  torch::InferenceMode inference;
+  std::vector<attention_row> rows;
+  const auto points = grid_points(o.grid);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const attention_point& p = points[i];
+    if (o.log)
+      o.log(fmt::format("B={} H={} S={} D={}{} {}", p.batch, p.heads, p.seq, p.head_dim,
+                        p.causal ? " causal" : "", p.dtype));
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(o.seed + i);
+    const auto make = [&] {
+      return at::normal(0.0, 1.0, {p.batch, p.heads, p.seq, p.head_dim}, gen)  // (B, H, S, D)
+          .to(o.device, attention_dtype(p.dtype));
+    };
+    const torch::Tensor q = make(), k = make(), v = make();
+    const torch::Tensor ref = reference_attention(q, k, v, p.causal);  // float64, CPU
+    const std::size_t first = rows.size();
+    for (const auto& impl : impls) {
+      attention_row row;
+      row.point = p;
+      row.impl = impl.name;
+      bench_one(row, impl, q, k, v, ref, o);
+      rows.push_back(std::move(row));
+    }
+    double naive_ms = std::nan("");
+    for (std::size_t r = first; r < rows.size(); ++r)
+      if (rows[r].impl == "naive" && rows[r].status == attention_status::ok) naive_ms = rows[r].median_ms;
+    for (std::size_t r = first; r < rows.size(); ++r)
+      if (rows[r].status == attention_status::ok) rows[r].speedup = naive_ms / rows[r].median_ms;
+  }
+  return rows;
+}
+
+}  // namespace attnbench
