@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "report/csv_writer.hpp"
+
 namespace attnbench {
 namespace {
 
@@ -18,13 +20,6 @@ std::string mib(int64_t bytes) {
 std::string cell(std::string s) {
   std::replace(s.begin(), s.end(), '|', '/');
   return s;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 }  // namespace
@@ -91,7 +86,7 @@ std::string operator_table_markdown(const operator_table& t) {
 std::string operator_table_csv(const operator_table& t) {
   std::string out = "operator,calls,self_cpu_ms,total_cpu_ms,self_cpu_share,cuda_ms,self_memory_bytes\n";
   for (const auto& r : t.rows)
-    out += fmt::format("{},{},{},{},{:.6f},{},{}\n", csv_field(r.name), r.calls, ms(r.self_ns),
+    out += fmt::format("{},{},{},{},{:.6f},{},{}\n", csv_quoted(r.name), r.calls, ms(r.self_ns),
                        ms(r.total_ns), r.self_share, ms(r.device_ns), r.self_bytes);
   return out;
 }

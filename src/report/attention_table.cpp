@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "report/csv_writer.hpp"
+
 namespace attnbench {
 namespace {
 
@@ -15,13 +17,6 @@ std::string csv_num(double x) { return std::isnan(x) ? "" : fmt::format("{:.6g}"
 std::string mib(int64_t bytes) {
   return bytes < 0 ? "–" : fmt::format("{:.2f}", static_cast<double>(bytes) / (1024.0 * 1024.0));
 }
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 }  // namespace
 
 double attention_flops(const attention_point& p) {
@@ -116,7 +111,7 @@ std::string attention_csv(const std::vector<attention_row>& rows) {
   for (const auto& r : rows)
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{},{},{}\n", r.point.batch,
                        r.point.heads, r.point.seq, r.point.head_dim, r.point.causal ? "true" : "false",
-                       r.point.dtype, csv_field(r.impl), to_string(r.status), csv_field(r.reason),
+                       r.point.dtype, csv_quoted(r.impl), to_string(r.status), csv_quoted(r.reason),
                        csv_num(r.rel_l2), csv_num(r.tolerance), r.repetitions, csv_num(r.median_ms),
                        csv_num(r.min_ms), attention_flops(r.point), csv_num(r.tflops),
                        r.peak_bytes < 0 ? "" : std::to_string(r.peak_bytes), csv_num(r.speedup));

@@ -24,6 +24,7 @@
 #include "runner/executor_base.hpp"
 #include "runner/matmul_ceiling.hpp"
 #include "runner/memory_tracker.hpp"
+#include "runner/pass_statistics.hpp"
 #include "runner/server_scenario.hpp"
 #include "runner/torchscript_executor.hpp"
 #include "runner/train_scenario.hpp"
@@ -191,7 +192,7 @@ std::string describe_variant(const variant_config& v, const variant_config& base
   if (v.offload)
     diffs.push_back(fmt::format("encoder layers offloaded to host memory{} (prefetch {}{}{})",
                                 v.offload->target == "cpu" ? ", streamed into CPU buffers" : "", v.offload->prefetch,
-                                v.offload->pinned ? ", pinned" : "",
+                                v.offload->pinned && v.offload->target != "cpu" ? ", pinned" : "",
                                 v.offload->host_in_compute_dtype ? ", host copies in the compute dtype" : ""));
   return diffs.empty() ? "same settings as the baseline" : fmt::format("{}", fmt::join(diffs, "; "));
 }
@@ -523,19 +524,13 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   // --- statistics and the output check ---
   prepared_variant& base = *std::find_if(variants.begin(), variants.end(),
                                          [&](const prepared_variant& v) { return v.cfg->name == cfg.baseline; });
-  std::vector<double> base_throughput;
-  for (double s : base.pass_s) base_throughput.push_back(static_cast<double>(n_samples) / s);
+  const std::vector<double> base_throughput = per_second(base.pass_s, static_cast<double>(n_samples));
   for (auto& v : variants) {
     variant_result& r = v.result;
     if (v.runnable) {
-      std::vector<double> samples_per_s, tokens_per_s;
-      for (double s : v.pass_s) {
-        samples_per_s.push_back(static_cast<double>(n_samples) / s);
-        tokens_per_s.push_back(static_cast<double>(res.workload.real_tokens) / s);  // served, repeats included
-      }
-      r.throughput = summarize(samples_per_s);
-      r.tokens_per_s = summarize(tokens_per_s);
-      if (base.runnable) r.speedup = speedup_of(samples_per_s, base_throughput);
+      // Tokens served, repeats included.
+      summarize_passes(r, v.pass_s, static_cast<double>(n_samples), static_cast<double>(res.workload.real_tokens),
+                       base_throughput, base.runnable);
       if (cfg.measure.assemble_inputs && !v.pass_s.empty())
         r.allocations_per_batch = static_cast<double>(v.timed_allocations) /
                                   static_cast<double>(v.pass_s.size() * v.plans.size());

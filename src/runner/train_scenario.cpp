@@ -13,6 +13,7 @@
 #include "model/flops.hpp"
 #include "runner/device.hpp"
 #include "runner/memory_tracker.hpp"
+#include "runner/pass_statistics.hpp"
 #include "stats/summary.hpp"
 #include "techniques/checkpointing.hpp"
 #include "techniques/precision.hpp"
@@ -356,19 +357,12 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
   // --- statistics and the check against the baseline ---
   const train_variant& base = *std::find_if(
       variants.begin(), variants.end(), [&](const train_variant& v) { return v.cfg->name == cfg.baseline; });
-  std::vector<double> base_throughput;
-  for (double s : base.pass_s) base_throughput.push_back(static_cast<double>(n_samples) / s);
+  const std::vector<double> base_throughput = per_second(base.pass_s, static_cast<double>(n_samples));
   for (auto& v : variants) {
     variant_result& r = v.result;
     if (v.runnable) {
-      std::vector<double> samples_per_s, tokens_per_s;
-      for (double s : v.pass_s) {
-        samples_per_s.push_back(static_cast<double>(n_samples) / s);
-        tokens_per_s.push_back(static_cast<double>(r.real_tokens) / s);
-      }
-      r.throughput = summarize(samples_per_s);
-      r.tokens_per_s = summarize(tokens_per_s);
-      if (base.runnable) r.speedup = speedup_of(samples_per_s, base_throughput);
+      summarize_passes(r, v.pass_s, static_cast<double>(n_samples), static_cast<double>(r.real_tokens),
+                       base_throughput, base.runnable);
       r.latency_ms =
           latency_summary{percentile(v.step_ms, 50), percentile(v.step_ms, 90), percentile(v.step_ms, 99)};
       r.achieved_gflops = r.flops_per_pass * r.throughput.median / static_cast<double>(n_samples) / 1e9;
