@@ -96,6 +96,31 @@ TEST_CASE("offload on the CPU: bit-identical outputs, the prefetch schedule, the
   CHECK(r.offload.hidden_share == 0);  // synchronous copies hide nothing
 }
 
+TEST_CASE("offload with host copies in the autocast dtype: half the bytes, the same bf16 outputs", "[offload]") {
+  torch::InferenceMode inference;
+  EncoderClassifier model(four_layers());
+  model->init_weights(7);
+  model->eval();
+  const torch::Device cpu(torch::kCPU);
+  const batch b = random_batch(cpu);
+  variant_config amp = offload_variant(1, "cpu");
+  amp.precision = precision_kind::amp_bf16;
+  variant_config plain_v = amp;
+  plain_v.offload.reset();
+  const torch::Tensor expected = make_executor(model, cpu, plain_v, false)->forward(b);
+  offload_executor fp32_host(model, cpu, amp, false);
+  amp.offload->host_in_compute_dtype = true;
+  offload_executor bf16_host(model, cpu, amp, false);
+  // Autocast casts the fp32 weights to bf16 anyway: casting them beforehand changes no value.
+  CHECK(torch::equal(bf16_host.forward(b), expected));
+  CHECK(torch::equal(fp32_host.forward(b), expected));
+  CHECK(bf16_host.layer_bytes() < fp32_host.layer_bytes() * 6 / 10);  // matrices halve; biases, norms stay fp32
+  variant_result r;
+  r.batches = 1;
+  bf16_host.annotate(r);
+  CHECK(r.offload.host_dtype == "bf16 matrices");
+}
+
 TEST_CASE("offload in a run: PASS with target cpu, SKIPPED without an accelerator", "[offload][runner]") {
   auto doc = nlohmann::ordered_json::parse(R"({
     "name": "offload-test",
