@@ -39,6 +39,14 @@ inline std::string read_file(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// Writes `cfg` as dir/config.json and returns its path.
+template <class Json>
+inline std::filesystem::path write_config(const std::filesystem::path& dir, const Json& cfg) {
+  const auto p = dir / "config.json";
+  std::ofstream(p) << cfg.dump(2);
+  return p;
+}
+
 // A fresh directory under the system temp dir, removed with everything in it.
 struct temp_dir {
   std::filesystem::path path;

@@ -19,6 +19,7 @@ namespace {
 using testing::command_result;
 using testing::read_file;
 using testing::run_cli;
+using testing::write_config;
 
 // A scratch directory named after this file's tests.
 struct temp_dir : testing::temp_dir {
@@ -40,12 +41,6 @@ nlohmann::json two_variant_config(const fs::path& out) {
   })");
   cfg["output"] = {{"dir", out.string()}};
   return cfg;
-}
-
-fs::path write_config(const fs::path& dir, const nlohmann::json& cfg) {
-  const auto p = dir / "config.json";
-  std::ofstream(p) << cfg.dump(2);
-  return p;
 }
 
 }  // namespace

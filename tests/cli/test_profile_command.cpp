@@ -21,6 +21,7 @@ namespace {
 
 using testing::read_file;
 using testing::run_cli;
+using testing::write_config;
 
 struct temp_dir : testing::temp_dir {
   explicit temp_dir(const std::string& tag) : testing::temp_dir("profile", tag) {}
@@ -43,12 +44,6 @@ nlohmann::json tiny_config(const fs::path& out) {
   })");
   cfg["output"] = {{"dir", out.string()}};
   return cfg;
-}
-
-fs::path write_config(const fs::path& dir, const nlohmann::json& cfg) {
-  const auto p = dir / "config.json";
-  std::ofstream(p) << cfg.dump(2);
-  return p;
 }
 
 std::set<std::string> region_names(const nlohmann::json& trace) {
