@@ -2,7 +2,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "common/error.hpp"
 #include "config/config.hpp"
 #include "config/config_parser.hpp"
 
@@ -27,5 +29,18 @@ inline model_config tiny_model(bool causal = false) {
 }
 
 inline device_caps cpu_only() { return device_caps{0, true}; }
+
+// A config document parsed as on a machine without a GPU.
+inline config parse(const nlohmann::ordered_json& doc) { return parse_config_text(doc.dump(), "", cpu_only()); }
+
+// Every problem parsing `doc` reports; empty when it parses cleanly.
+inline std::vector<problem> problems_of(const nlohmann::ordered_json& doc) {
+  try {
+    parse(doc);
+  } catch (const input_error& e) {
+    return e.problems();
+  }
+  return {};
+}
 
 }  // namespace attnbench::testing

@@ -11,6 +11,8 @@
 #include "workload/dataset.hpp"
 #include "workload/workload_checks.hpp"
 
+#include "test_support.hpp"
+
 using namespace attnbench;
 using ordered_json = nlohmann::ordered_json;
 
@@ -28,16 +30,8 @@ ordered_json base() {
   })");
 }
 
-config parse(const ordered_json& doc) { return parse_config_text(doc.dump(), "", device_caps{0, true}); }
-
-std::vector<problem> problems_of(const ordered_json& doc) {
-  try {
-    parse(doc);
-  } catch (const input_error& e) {
-    return e.problems();
-  }
-  return {};
-}
+using testing::parse;
+using testing::problems_of;
 
 }  // namespace
 
