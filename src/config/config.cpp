@@ -64,6 +64,8 @@ std::string to_string(checkpoint_policy c) {
   return "none";
 }
 
+std::string to_string(parallel_mode m) { return m == parallel_mode::processes ? "processes" : "threads"; }
+
 const variant_config* find_variant(const config& c, const std::string& name) {
   for (const auto& v : c.variants) {
     if (v.name == name) return &v;

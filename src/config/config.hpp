@@ -124,6 +124,19 @@ struct offload_config {
   std::string target;          // "" = the run's device (an accelerator); "cpu" exercises the mechanism on the CPU
 };
 
+// Data parallelism (parallel/): the workload is sharded by token count among workers, each with
+// the whole model. "threads": worker threads of this process, one per entry of `devices`;
+// "processes": the ranks of `attnbench launch` (or torchrun, srun), one device each.
+enum class parallel_mode { threads, processes };
+std::string to_string(parallel_mode m);  // "threads", "processes"
+
+struct parallel_config {
+  parallel_mode mode = parallel_mode::threads;
+  std::vector<std::string> devices;  // threads: one worker per entry ("cpu", "cuda:N"), "all" expanded
+  bool all_gpus = false;             // "devices": "all" (empty devices on a machine without a GPU)
+  int64_t threads_per_worker = 0;    // CPU intra-op threads of each worker (or rank); 0 = threads ÷ workers
+};
+
 // Activation checkpointing (training): which encoder layers form segments whose activations are
 // recomputed in backward instead of kept. No effect in inference, where nothing is kept.
 struct checkpointing_config {
@@ -140,6 +153,7 @@ struct variant_config {
   batching_config batching;
   std::optional<offload_config> offload;  // set when the variant has an enabled offload block
   checkpointing_config checkpointing;
+  std::optional<parallel_config> parallel;  // set when the variant has a parallel block
   // Technique blocks not handled by the core schema (offload, parallel, checkpointing, ...),
   // keyed by their JSON key, validated by the technique that owns them.
   std::map<std::string, nlohmann::json> techniques;
@@ -171,6 +185,13 @@ struct train_config {
   uint64_t seed = 0;   // synthetic labels and dropout masks
 };
 
+// Ranks of a multi-process run (parallel mode "processes"): how long a rank waits for the
+// others before it gives up and names the ranks it is missing.
+struct distributed_config {
+  double timeout_s = 0;        // rendezvous, each collective, and a silent rank's heartbeat
+  std::string backend = "auto";  // "gloo", "nccl", "auto" (NCCL for CUDA devices, else Gloo)
+};
+
 struct config {
   int schema_version = config_schema_version;
   std::string name;
@@ -182,6 +203,7 @@ struct config {
   std::string scenario = "offline";  // "offline" (every sample at once) | "server" | "train"
   server_config server;
   train_config train;
+  distributed_config distributed;
   std::string device = "auto"; // "cpu", "cuda", "cuda:N", "auto" (as written; resolved by the runner)
   int64_t threads = 0;         // intra-op threads; 0 = LibTorch's default
   std::vector<variant_config> variants;

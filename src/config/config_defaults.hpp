@@ -59,6 +59,10 @@ inline constexpr double server_max_time_s = 20;   // per rate: a sweep of a few 
 inline constexpr int64_t offload_prefetch = 1;  // one layer ahead: its copy overlaps the current layer's compute
 inline constexpr bool offload_pinned = true;    // pageable host memory makes CUDA copies synchronous
 
+// --- parallel ---
+inline constexpr double distributed_timeout_s = 300;  // c10d's own default for Gloo collectives is 30 min; a
+                                                      // benchmark should give up on a lost rank sooner
+
 // --- train scenario ---
 inline constexpr double learning_rate = 1e-4;  // within BERT's fine-tuning range (2e-5 to 1e-4)
 inline constexpr double weight_decay = 0.01;   // BERT's AdamW weight decay

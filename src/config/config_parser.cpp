@@ -32,7 +32,7 @@ using names = std::vector<std::string>;
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
 const names root_keys{"schema_version", "name",     "model",    "workload", "measure",  "check",  "device",
                       "threads",        "variants", "baseline", "output",   "scenario", "server", "train",
-                      "sweep",          "profile"};
+                      "sweep",          "profile",  "distributed"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed",       "weights",
@@ -55,6 +55,10 @@ const names checkpointing_keys{"policy", "every"};
 const names output_keys{"dir", "formats"};
 const names offload_keys{"enabled", "prefetch", "pinned", "host_dtype", "target"};
 const names offload_host_dtypes{"fp32", "compute"};
+const names parallel_keys{"mode", "devices", "threads_per_worker"};
+const names parallel_modes{"threads", "processes"};
+const names distributed_keys{"timeout_s", "backend"};
+const names distributed_backends{"auto", "gloo", "nccl"};
 const names profile_keys{"skip_first",    "wait",           "warmup",     "active",     "repeat",
                          "record_shapes", "profile_memory", "with_flops", "with_stack", "top"};
 // Technique blocks of later issues: only a pending variant may carry them (stored, not validated).
@@ -425,6 +429,7 @@ class config_reader {
     read_check();
     read_scenario();
     read_variants();
+    read_distributed();
     read_baseline();
     read_output();
     read_sweep_block();
@@ -790,6 +795,10 @@ class config_reader {
         read_offload(v.object("offload"), vc);
         continue;
       }
+      if (key == "parallel" && !pending) {
+        read_parallel(v.object("parallel"), vc);
+        continue;
+      }
       if (pending)
         vc.techniques[key] = nlohmann::json(*block);
       else
@@ -841,6 +850,62 @@ class config_reader {
       oc.target = *target;
     }
     vc.offload = oc;
+  }
+
+  void read_parallel(const object_reader& o, variant_config& vc) {
+    if (!o.present()) return;
+    o.check_keys(parallel_keys);
+    parallel_config pc;
+    if (auto mode = o.choice("mode", parallel_modes)) pc.mode = *mode == "processes" ? parallel_mode::processes
+                                                                                      : parallel_mode::threads;
+    assign(pc.threads_per_worker, o.integer("threads_per_worker", 1));
+    const ordered_json* devices = o.find("devices");
+    if (pc.mode == parallel_mode::processes) {
+      // A rank is one process on one device: the run's device, or cuda:LOCAL_RANK on a GPU run.
+      if (devices) o.add("devices", "not used with \"mode\": \"processes\": each rank runs on the run's device "
+                                    "(cuda:LOCAL_RANK on a GPU run); start the ranks with `attnbench launch --nproc N`");
+    } else if (!devices) {
+      o.require("devices", "required: one worker per entry, e.g. [\"cpu\", \"cpu\"] or \"all\" (every GPU)");
+    } else if (devices->is_string() && devices->get<std::string>() == "all") {
+      // Without a GPU the variant is SKIPPED ("needs an accelerator"), as offloading is: one config
+      // serves every machine.
+      pc.all_gpus = true;
+      for (int i = 0; i < caps_.cuda_devices; ++i) pc.devices.push_back(fmt::format("cuda:{}", i));
+    } else if (!devices->is_array() || devices->empty()) {
+      log_.type_error(o.path("devices"), "\"all\" or a non-empty array of devices", *devices);
+    } else {
+      for (size_t i = 0; i < devices->size(); ++i) {
+        const std::string path = fmt::format("{}[{}]", o.path("devices"), i);
+        auto d = log_.string((*devices)[i], path);
+        if (!d) continue;
+        const auto index = cuda_index(*d);
+        if (*d != "cpu" && !index)
+          log_.add(path, fmt::format("expected \"cpu\", \"cuda\" or \"cuda:N\"; got {}", quote(*d)));
+        else if (index && *index >= caps_.cuda_devices)
+          log_.add(path, fmt::format("{} is not available: this machine has {} CUDA device{}", quote(*d),
+                                     caps_.cuda_devices, caps_.cuda_devices == 1 ? "" : "s"));
+        else
+          pc.devices.push_back(index ? fmt::format("cuda:{}", *index) : "cpu");
+      }
+    }
+    if (vc.offload) log_.add(o.path(), "parallel and offload in one variant are not supported: each worker holds the whole "
+                              "model");
+    if (cfg_.scenario != "offline")
+      log_.add(o.path(), fmt::format("parallel variants run in the offline scenario; this config's scenario is {}",
+                            quote(cfg_.scenario)));
+    vc.parallel = pc;
+  }
+
+  void read_distributed() {
+    distributed_config& dc = cfg_.distributed;
+    dc.timeout_s = defaults::distributed_timeout_s;
+    object_reader d = root_.object("distributed");
+    d.check_keys(distributed_keys);
+    assign(dc.timeout_s, d.number("timeout_s", 0, true));
+    assign(dc.backend, d.choice("backend", distributed_backends));
+    if (dc.backend == "nccl" && on_cpu_.value_or(false))
+      d.add("backend", fmt::format("NCCL needs CUDA devices; this run's device is {}: use \"gloo\" or \"auto\"",
+                                   quote(cfg_.device)));
   }
 
   // Segments are runs of encoder layers, so "every" must fit the model's layer count.
