@@ -164,4 +164,17 @@ std::string weight_checksum(torch::nn::Module& module) {
   return h.hex();
 }
 
+EncoderClassifier replicate(const EncoderClassifier& model, torch::Device device) {
+  EncoderClassifier copy(model->config());
+  copy->set_attention(model->attention());
+  const torch::NoGradGuard no_grad;
+  const auto from = model->named_parameters(/*recurse=*/true);
+  for (auto& p : copy->named_parameters(/*recurse=*/true)) p.value().copy_(from[p.key()]);
+  const auto from_buffers = model->named_buffers(/*recurse=*/true);
+  for (auto& b : copy->named_buffers(/*recurse=*/true)) b.value().copy_(from_buffers[b.key()]);
+  copy->eval();
+  copy->to(device);
+  return copy;
+}
+
 }  // namespace attnbench

@@ -107,4 +107,8 @@ int64_t parameter_count(torch::nn::Module& module);
 // variants and runs exactly when the weights are.
 std::string weight_checksum(torch::nn::Module& module);
 
+// A copy of `model` with its own parameters and buffers, on `device`, in eval mode: a data-parallel
+// replica. Values are copied exactly, so a replica's outputs equal the original's.
+EncoderClassifier replicate(const EncoderClassifier& model, torch::Device device);
+
 }  // namespace attnbench

@@ -26,6 +26,7 @@ const std::vector<std::string> train_columns{"checkpointing",  "train_steps",   
 const std::vector<std::string> offload_columns{"offload_resident_weight_bytes", "offload_full_weight_bytes",
                                                "offload_bytes_per_pass", "offload_copy_ms_per_pass",
                                                "offload_exposed_ms_per_pass", "offload_h2d_gb_per_s"};
+const std::vector<std::string> parallel_columns{"parallel_mode", "parallel_world_size", "parallel_imbalance"};
 
 }  // namespace
 
@@ -49,6 +50,7 @@ void csv_layout::add(const variant_result& v) {
   notes = notes || !v.notes.empty();
   train = train || v.train.has_value();
   offload = offload || v.offload.used;
+  parallel = parallel || v.parallel.used;
 }
 
 csv_layout csv_layout_of(const run_result& result) {
@@ -92,6 +94,7 @@ std::vector<std::string> csv_columns(const csv_layout& layout) {
   if (layout.notes) h.push_back("notes");
   if (layout.train) h.insert(h.end(), train_columns.begin(), train_columns.end());
   if (layout.offload) h.insert(h.end(), offload_columns.begin(), offload_columns.end());
+  if (layout.parallel) h.insert(h.end(), parallel_columns.begin(), parallel_columns.end());
   return h;
 }
 
@@ -146,6 +149,12 @@ std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& l
     } else {
       f.resize(f.size() + offload_columns.size());
     }
+  }
+  if (layout.parallel) {
+    if (v.parallel.used)
+      f.insert(f.end(), {quoted(v.parallel.mode), std::to_string(v.parallel.world_size), number(v.parallel.imbalance)});
+    else
+      f.resize(f.size() + parallel_columns.size());
   }
   return f;
 }

@@ -203,6 +203,20 @@ void write_offload(const offload_info& o, std::ostream& out) {
                      std::isfinite(o.hidden_share) ? fixed(o.hidden_share * percent, 0) + "%" : not_available);
 }
 
+void write_parallel(const parallel_info& p, std::ostream& out) {
+  out << fmt::format("  - data parallel, {} {}{}: workload sharded by token count; slowest worker / mean {}\n",
+                     p.world_size, p.mode == "processes" ? "ranks" : "worker threads",
+                     p.backend.empty() ? "" : fmt::format(" ({})", p.backend), fixed(p.imbalance, 3));
+  for (std::size_t i = 0; i < p.workers.size(); ++i) {
+    const parallel_worker& w = p.workers[i];
+    out << fmt::format("    - {} {}: `{}`{}{}, {} samples ({} tokens) in {} batches, {} s per pass, {} samples/s\n",
+                       p.mode == "processes" ? "rank" : "worker", i, w.device,
+                       w.host.empty() ? "" : " on " + w.host,
+                       w.threads > 0 ? fmt::format(", {} thread{}", w.threads, w.threads == 1 ? "" : "s") : "",
+                       w.samples, w.real_tokens, w.batches, fixed(w.median_s, 3), fixed(w.samples_per_s, 2));
+  }
+}
+
 // The train scenario: what each variant's steps did against the baseline, and its memory split.
 void write_train_table(const run_result& r, std::ostream& out) {
   out << "\n## Training\n\n";
@@ -236,6 +250,7 @@ void write_variant_list(const run_result& r, std::ostream& out) {
     for (const auto& note : v.notes) out << " (note: " << note << ")";
     out << '\n';
     if (v.offload.used) write_offload(v.offload, out);
+    if (v.parallel.used) write_parallel(v.parallel, out);
   }
 }
 

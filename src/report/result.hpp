@@ -94,6 +94,30 @@ struct offload_info {
   double h2d_gb_per_s = not_a_number;         // bytes / copy time
 };
 
+// Data parallelism (parallel issue): the workload sharded by token count among workers (threads
+// of this process, or ranks of a multi-process run), each with the whole model.
+struct parallel_worker {
+  std::string device;          // "cpu", "cuda:1"; a rank's: its device
+  std::string host;            // ranks: the host it ran on ("" for threads)
+  int64_t threads = 0;         // intra-op threads it ran with (CPU)
+  int64_t samples = 0;         // in its shard
+  int64_t real_tokens = 0;     // in its shard
+  int64_t batches = 0;         // per pass
+  double median_s = not_a_number;       // its own busy time per pass, median over the timed passes
+  double samples_per_s = not_a_number;  // samples / median_s: this worker's own throughput
+};
+
+struct parallel_info {
+  bool used = false;
+  std::string mode;            // "threads" | "processes"
+  int64_t world_size = 0;      // workers (threads) or ranks (processes)
+  std::string backend;         // processes: "gloo" | "nccl"; threads: ""
+  std::vector<parallel_worker> workers;
+  // The slowest worker's busy time over the mean, median over passes: 1 when the shards finish
+  // together; the pass waits for the slowest.
+  double imbalance = not_a_number;
+};
+
 // The train scenario (checkpointing issue): each pass is one forward + backward + AdamW step per
 // batch from the same initial weights and optimizer state; the check pass's numbers are these.
 struct train_result {
@@ -149,6 +173,7 @@ struct variant_result {
   double ceiling_share = not_a_number;   // achieved_gflops / measured matmul ceiling of its dtype
   check_result check;
   offload_info offload;
+  parallel_info parallel;
 };
 
 struct matmul_ceiling {

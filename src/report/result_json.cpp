@@ -61,6 +61,24 @@ ojson to_json(const server_point& p) {
           {"within_bound", p.within_bound}};
 }
 
+ojson to_json(const parallel_info& p) {
+  ojson workers = ojson::array();
+  for (const auto& w : p.workers)
+    workers.push_back({{"device", w.device},
+                       {"host", w.host},
+                       {"threads", w.threads},
+                       {"samples", w.samples},
+                       {"real_tokens", w.real_tokens},
+                       {"batches", w.batches},
+                       {"median_s", number(w.median_s)},
+                       {"samples_per_s", number(w.samples_per_s)}});
+  return {{"mode", p.mode},
+          {"world_size", p.world_size},
+          {"backend", p.backend},
+          {"imbalance", number(p.imbalance)},
+          {"workers", workers}};
+}
+
 ojson to_json(const offload_info& o) {
   if (!o.used) return nullptr;
   return {{"target", o.target},
@@ -140,6 +158,7 @@ ojson to_json(const variant_result& v) {
   if (!v.notes.empty()) j["notes"] = v.notes;
   if (v.train) j["train"] = to_json(*v.train);
   if (v.offload.used) j["offload"] = to_json(v.offload);
+  if (v.parallel.used) j["parallel"] = to_json(v.parallel);
   return j;
 }
 
@@ -289,6 +308,23 @@ offload_info offload_from(const reader& r) {
   return o;
 }
 
+parallel_info parallel_from(const reader& r) {
+  parallel_info p;
+  p.used = true;
+  p.mode = r.string("mode");
+  p.world_size = r.integer("world_size");
+  p.backend = r.string("backend");
+  p.imbalance = r.number("imbalance");
+  const ojson& workers = r.array("workers");
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const reader w(workers[i], fmt::format("{}[{}]", r.path_of("workers"), i));
+    p.workers.push_back(parallel_worker{w.string("device"), w.string("host"), w.integer("threads"),
+                                        w.integer("samples"), w.integer("real_tokens"), w.integer("batches"),
+                                        w.number("median_s"), w.number("samples_per_s")});
+  }
+  return p;
+}
+
 int64_t bytes_from(const reader& r, const std::string& key) {
   return r.at(key).is_null() ? memory_not_measured : r.integer(key);
 }
@@ -358,6 +394,7 @@ variant_result variant_from(const reader& r) {
   }
   if (r.has("train")) v.train = train_from(r.object("train"));
   if (r.has("offload") && !r.at("offload").is_null()) v.offload = offload_from(r.object("offload"));
+  if (r.has("parallel") && !r.at("parallel").is_null()) v.parallel = parallel_from(r.object("parallel"));
   return v;
 }
 

@@ -23,6 +23,9 @@ torch::Tensor plain_executor::do_forward(const batch& b) {
 
 std::optional<std::string> executor_skip_reason(const variant_config& variant, torch::Device device) {
   if (variant.offload) return offload_skip_reason(*variant.offload, device);
+  if (variant.parallel && variant.parallel->mode == parallel_mode::threads && variant.parallel->devices.empty())
+    return std::string("needs an accelerator: \"devices\": \"all\" means every CUDA device, and this machine "
+                       "has none (list CPU workers, e.g. [\"cpu\", \"cpu\"], to run on the CPU)");
   return std::nullopt;
 }
 

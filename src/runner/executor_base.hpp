@@ -5,7 +5,9 @@
 
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -16,9 +18,23 @@
 
 namespace attnbench {
 
+// One whole pass of a technique that splits the workload among workers (data parallel threads,
+// ranks): its wall time, as the runner would have timed it, and what the workers computed.
+struct whole_pass {
+  double seconds = 0;                 // from the start to the last worker's (rank's) finish
+  std::vector<double> batch_ms;       // every batch of every worker (rank)
+  int64_t allocations = 0;            // input buffers the pass allocated (assemble_inputs)
+  torch::Tensor outputs;              // check passes: (rows, C) float32 on the CPU …
+  std::vector<int64_t> sample_index;  // … and the dataset index of each row
+};
+
 class executor_base {
  public:
   virtual ~executor_base() = default;
+  // Techniques that split the workload among workers own their shards' batches and run whole
+  // passes: the runner then calls run_pass() instead of forward() per batch.
+  virtual bool runs_whole_passes() const { return false; }
+  whole_pass run_pass(bool keep_outputs) { return do_run_pass(keep_outputs); }
   // Logits (B, C) float32 for one batch, in the batch's row order. Runs under inference mode.
   torch::Tensor forward(const batch& b) { return do_forward(b); }
   // Adds what the technique measured over every forward so far to the variant's record (the
@@ -29,6 +45,9 @@ class executor_base {
  protected:
   virtual torch::Tensor do_forward(const batch& b) = 0;
   virtual void do_annotate(variant_result& /*r*/) {}
+  virtual whole_pass do_run_pass(bool /*keep_outputs*/) {
+    throw std::logic_error("this executor runs batch by batch, not whole passes");
+  }
 };
 
 // The baseline execution path: the one model, one device, autocast as the variant says.

@@ -35,5 +35,6 @@ TEST_CASE("a file that is not TorchScript is an input error naming it", "[model]
   CHECK_THROWS_WITH(torchscript_model(fixtures + "/tiny-bert/config.json"),
                     Catch::Contains(fixtures + "/tiny-bert/config.json: not a TorchScript module"));
   CHECK(torchscript_unsupported("offload") == "unsupported for TorchScript models");
-  CHECK(torchscript_unsupported("parallel").empty());
+  CHECK(torchscript_unsupported("parallel") == "unsupported for TorchScript models");  // replicas need the built-in encoder
+  CHECK(torchscript_unsupported("precision").empty());
 }

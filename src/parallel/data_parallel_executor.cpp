@@ -1,0 +1,193 @@
+#include "parallel/data_parallel_executor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "parallel/shard.hpp"
+#include "stats/summary.hpp"
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#endif
+
+namespace attnbench {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+}  // namespace
+
+struct data_parallel_executor::worker {
+  std::unique_ptr<shard_runner> shard;
+  int64_t threads = 0;           // asked for (CPU)
+  int64_t threads_seen = 0;      // at::get_num_threads() in the worker thread after setting it
+  int64_t samples = 0;
+  int64_t real_tokens = 0;
+  whole_pass last;               // the current pass's result
+  std::exception_ptr error;
+  std::vector<double> pass_s;    // busy time per timed pass
+  int64_t seen_generation = 0;
+  std::thread thread;
+};
+
+data_parallel_executor::data_parallel_executor(const EncoderClassifier& model, const variant_config& variant,
+                                               bool causal, const dataset& data, const std::vector<int64_t>& rows,
+                                               const batching_base& batching, bool assemble_inputs) {
+  const parallel_config& pc = *variant.parallel;
+  const auto n = static_cast<int64_t>(pc.devices.size());
+  const int64_t threads =
+      pc.threads_per_worker > 0 ? pc.threads_per_worker : std::max<int64_t>(1, at::get_num_threads() / n);
+  const auto shards = shard_by_tokens(data, rows, n);
+  for (int64_t i = 0; i < n; ++i) {
+    auto w = std::make_unique<worker>();
+    const torch::Device device(pc.devices[static_cast<std::size_t>(i)]);
+    const auto& shard_rows = shards[static_cast<std::size_t>(i)];
+    w->samples = static_cast<int64_t>(shard_rows.size());
+    w->real_tokens = tokens_of(data, shard_rows);
+    w->threads = device.is_cpu() ? threads : 0;
+    w->shard = std::make_unique<shard_runner>(replicate(model, device), device, variant, causal, data,
+                                              batching.plan(data, shard_rows), assemble_inputs);
+    workers_.push_back(std::move(w));
+  }
+  for (auto& w : workers_) w->thread = std::thread([this, &w = *w] { work(w); });
+  // Wait until every worker has set its thread count, so that what it saw can be reported.
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return started_ == static_cast<int64_t>(workers_.size()); });
+}
+
+data_parallel_executor::~data_parallel_executor() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+}
+
+void data_parallel_executor::work(worker& w) {
+  if (w.threads > 0) at::set_num_threads(static_cast<int>(w.threads));  // this thread's team only (OpenMP)
+#ifdef ATTNBENCH_WITH_CUDA
+  std::optional<c10::cuda::CUDAGuard> guard;
+  if (w.shard->device().is_cuda()) guard.emplace(w.shard->device().index());
+#endif
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    w.threads_seen = at::get_num_threads();
+    ++started_;
+  }
+  done_.notify_all();
+  for (;;) {
+    bool keep = false;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || generation_ != w.seen_generation; });
+      if (stopping_) return;
+      w.seen_generation = generation_;
+      keep = keep_outputs_;
+    }
+    whole_pass result;
+    std::exception_ptr error;
+    try {
+      result = w.shard->run(keep);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      w.last = std::move(result);
+      w.error = error;
+      ++finished_;
+    }
+    done_.notify_all();
+  }
+}
+
+whole_pass data_parallel_executor::do_run_pass(bool keep_outputs) {
+  const auto t0 = clock_type::now();
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    keep_outputs_ = keep_outputs;
+    finished_ = 0;
+    ++generation_;
+  }
+  wake_.notify_all();
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return finished_ == static_cast<int64_t>(workers_.size()); });
+  }
+  whole_pass out;
+  out.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+  std::vector<torch::Tensor> outputs;
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    worker& w = *workers_[i];
+    if (w.error) {
+      try {
+        std::rethrow_exception(w.error);
+      } catch (const c10::Error& e) {
+        throw std::runtime_error(fmt::format("worker {} ({}): {}", i, w.shard->device().str(),
+                                             e.what_without_backtrace()));
+      } catch (const std::exception& e) {
+        throw std::runtime_error(fmt::format("worker {} ({}): {}", i, w.shard->device().str(), e.what()));
+      }
+    }
+    if (!keep_outputs) w.pass_s.push_back(w.last.seconds);
+    out.batch_ms.insert(out.batch_ms.end(), w.last.batch_ms.begin(), w.last.batch_ms.end());
+    out.allocations += w.last.allocations;
+    if (w.last.outputs.defined()) outputs.push_back(w.last.outputs);
+    out.sample_index.insert(out.sample_index.end(), w.last.sample_index.begin(), w.last.sample_index.end());
+  }
+  if (!outputs.empty()) out.outputs = torch::cat(outputs);
+  return out;
+}
+
+torch::Tensor data_parallel_executor::do_forward(const batch& /*b*/) {
+  throw std::logic_error("data_parallel_executor runs whole passes: its shards are its own batches");
+}
+
+std::vector<batch_plan> data_parallel_executor::plans() const {
+  std::vector<batch_plan> all;
+  for (const auto& w : workers_) all.insert(all.end(), w->shard->plans().begin(), w->shard->plans().end());
+  return all;
+}
+
+std::vector<int64_t> data_parallel_executor::worker_threads() const {
+  std::vector<int64_t> out;
+  for (const auto& w : workers_) out.push_back(w->threads_seen);
+  return out;
+}
+
+void data_parallel_executor::do_annotate(variant_result& r) {
+  parallel_info& p = r.parallel;
+  p.used = true;
+  p.mode = "threads";
+  p.world_size = static_cast<int64_t>(workers_.size());
+  // Per timed pass: the slowest worker's busy time over the mean.
+  std::vector<double> imbalance;
+  for (std::size_t k = 0; !workers_.empty() && k < workers_.front()->pass_s.size(); ++k) {
+    double slowest = 0, sum = 0;
+    for (const auto& w : workers_) {
+      slowest = std::max(slowest, w->pass_s[k]);
+      sum += w->pass_s[k];
+    }
+    imbalance.push_back(slowest / (sum / static_cast<double>(workers_.size())));
+  }
+  p.imbalance = imbalance.empty() ? not_a_number : percentile(imbalance, 50);
+  for (const auto& w : workers_) {
+    parallel_worker pw;
+    pw.device = w->shard->device().str();
+    pw.threads = w->threads_seen;
+    pw.samples = w->samples;
+    pw.real_tokens = w->real_tokens;
+    pw.batches = static_cast<int64_t>(w->shard->plans().size());
+    pw.median_s = w->pass_s.empty() ? not_a_number : percentile(w->pass_s, 50);
+    pw.samples_per_s = static_cast<double>(w->samples) / pw.median_s;
+    p.workers.push_back(pw);
+  }
+}
+
+}  // namespace attnbench

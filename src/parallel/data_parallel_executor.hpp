@@ -1,0 +1,67 @@
+// Data parallelism in one process, the article's section 2.5: one model replica per worker (a
+// GPU, or a share of the CPU's cores), one worker thread each, the workload sharded by token
+// count so that the shards finish together, outputs gathered back in sample order.
+//
+// Intra-op threads per worker: at::set_num_threads is process-wide with LibTorch's native thread
+// pool, but this LibTorch is built on OpenMP (at::get_parallel_info()), where it sets the calling
+// thread's OpenMP team size only (OpenMP's nthreads-var is a per-thread setting). Each worker
+// thread therefore calls it itself when it starts: two CPU workers × 1 thread use one core each,
+// and the thread that started them keeps its own count.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "config/config.hpp"
+#include "model/encoder.hpp"
+#include "parallel/shard_runner.hpp"
+#include "runner/executor_base.hpp"
+#include "workload/batching_base.hpp"
+#include "workload/dataset.hpp"
+
+namespace attnbench {
+
+class data_parallel_executor : public executor_base {
+ public:
+  // `rows`: the dataset rows a pass computes; `batching` plans each shard's batches. CPU workers
+  // get `parallel.threads_per_worker` threads, or the caller's thread count ÷ workers.
+  data_parallel_executor(const EncoderClassifier& model, const variant_config& variant, bool causal,
+                         const dataset& data, const std::vector<int64_t>& rows, const batching_base& batching,
+                         bool assemble_inputs);
+  ~data_parallel_executor() override;
+  data_parallel_executor(const data_parallel_executor&) = delete;
+  data_parallel_executor& operator=(const data_parallel_executor&) = delete;
+
+  bool runs_whole_passes() const override { return true; }
+  // Every shard's batches, worker by worker: the pass's work, for the runner's accounting.
+  std::vector<batch_plan> plans() const;
+  // What each worker thread reported from at::get_num_threads() when it started (for tests).
+  std::vector<int64_t> worker_threads() const;
+
+ protected:
+  torch::Tensor do_forward(const batch& b) override;
+  whole_pass do_run_pass(bool keep_outputs) override;
+  void do_annotate(variant_result& r) override;
+
+ private:
+  struct worker;
+  void work(worker& w);
+
+  std::vector<std::unique_ptr<worker>> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;   // workers wait here for the next pass
+  std::condition_variable done_;   // the runner waits here for the workers
+  int64_t generation_ = 0;         // passes started
+  int64_t finished_ = 0;           // workers done with the current pass
+  int64_t started_ = 0;            // workers whose thread has set itself up
+  bool keep_outputs_ = false;
+  bool stopping_ = false;
+};
+
+}  // namespace attnbench

@@ -1,0 +1,138 @@
+// Data parallelism in one process: worker threads with their own replicas and thread counts give
+// the single-worker outputs; config errors; a run with a parallel variant reports per worker.
+#include "parallel/data_parallel_executor.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "check/output_check.hpp"
+#include "runner/runner.hpp"
+#include "test_support.hpp"
+#include "workload/static_batching.hpp"
+
+using namespace attnbench;
+using Catch::Matchers::Contains;
+
+namespace {
+
+nlohmann::ordered_json parallel_doc(const nlohmann::ordered_json& parallel) {
+  auto doc = nlohmann::ordered_json::parse(R"({
+    "name": "parallel-test",
+    "model": {"preset": "bert-tiny", "seed": 3},
+    "workload": {"samples": 13, "lengths": {"kind": "uniform", "min": 4, "max": 40}, "max_length": 40},
+    "measure": {"warmup": 0, "repetitions": 2},
+    "device": "cpu",
+    "threads": 2,
+    "check": {"tolerances": {"fp32": 1e-6}},
+    "variants": [
+      {"name": "base", "batching": {"batch_size": 4}},
+      {"name": "dp", "batching": {"batch_size": 4}}
+    ],
+    "baseline": "base"
+  })");
+  doc["variants"][1]["parallel"] = parallel;
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("data parallel threads: two CPU workers, one thread each, outputs of one worker", "[parallel]") {
+  const config cfg = testing::parse(parallel_doc({{"devices", {"cpu", "cpu"}}, {"threads_per_worker", 1}}));
+  const dataset data = make_dataset(cfg.workload, cfg.model);
+  torch::InferenceMode inference;
+  EncoderClassifier model(cfg.model);
+  model->init_weights(cfg.model.seed);
+  model->eval();
+  std::vector<int64_t> rows(data.samples.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  const variant_config& vc = cfg.variants[1];
+  static_batching batching(vc.batching.batch_size, vc.batching.padding, cfg.workload.max_length);
+
+  const int before = at::get_num_threads();
+  data_parallel_executor dp(model, vc, false, data, rows, batching, false);
+  CHECK(dp.worker_threads() == std::vector<int64_t>{1, 1});  // each worker its own share …
+  CHECK(at::get_num_threads() == before);                   // … and the caller keeps its own
+
+  const whole_pass p = dp.run_pass(true);
+  REQUIRE(p.outputs.defined());
+  REQUIRE(p.outputs.size(0) == static_cast<int64_t>(data.samples.size()));
+  auto sorted = p.sample_index;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == rows);  // every sample once
+  CHECK(p.batch_ms.size() == dp.plans().size());
+
+  // The reference: the same model, one batch of everything.
+  input_assembler assemble(data, torch::kCPU, false);
+  const batch all = assemble.assemble(batch_plan{rows, cfg.workload.max_length});
+  const auto reference = model->forward(all.input_ids, all.padding_mask);
+  const auto ours = torch::zeros_like(reference).index_copy_(0, torch::tensor(p.sample_index), p.outputs);
+  const double rel = (ours - reference).norm().item<double>() / reference.norm().item<double>();
+  CHECK(rel <= 1e-6);
+}
+
+TEST_CASE("data parallel threads in a run: PASS against the baseline, per-worker report", "[parallel][runner]") {
+  const config cfg = testing::parse(parallel_doc({{"devices", {"cpu", "cpu"}}}));
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_outcome out = run_experiment(cfg, opts);
+  const variant_result& v = out.result.variants[1];
+  CHECK(v.status == status_kind::pass);
+  CHECK(v.check.rel_l2 <= 1e-6);
+  REQUIRE(v.parallel.used);
+  CHECK(v.parallel.mode == "threads");
+  CHECK(v.parallel.world_size == 2);
+  REQUIRE(v.parallel.workers.size() == 2);
+  CHECK(v.parallel.workers[0].samples + v.parallel.workers[1].samples == 13);
+  CHECK(v.parallel.workers[0].threads == 1);  // threads 2 ÷ 2 workers
+  CHECK(v.parallel.workers[0].median_s > 0);
+  CHECK(v.parallel.imbalance >= 1.0);
+  CHECK(v.throughput.n == 2);
+  CHECK_THAT(v.description, Contains("2 worker threads"));
+  CHECK(!out.result.variants[0].parallel.used);
+}
+
+TEST_CASE("devices all without a GPU is skipped as needing an accelerator", "[parallel][runner]") {
+  const config cfg = testing::parse(parallel_doc({{"devices", "all"}}));
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_outcome out = run_experiment(cfg, opts);
+  CHECK(out.result.variants[1].status == status_kind::skipped);
+  CHECK_THAT(out.result.variants[1].reason, Contains("needs an accelerator"));
+}
+
+TEST_CASE("a processes-mode variant in a single process is SKIPPED with how to start it", "[parallel][runner]") {
+  const config cfg = testing::parse(parallel_doc({{"mode", "processes"}}));
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_outcome out = run_experiment(cfg, opts);
+  CHECK(out.result.variants[1].status == status_kind::skipped);
+  CHECK_THAT(out.result.variants[1].reason, Contains("attnbench launch --nproc"));
+  CHECK(out.result.variants[0].status == status_kind::pass);
+}
+
+TEST_CASE("bad parallel blocks are config errors with their path", "[parallel][config]") {
+  const auto first = [](const nlohmann::ordered_json& block) {
+    const auto problems = testing::problems_of(parallel_doc(block));
+    REQUIRE(!problems.empty());
+    return problems.front().to_string();
+  };
+  CHECK_THAT(first({{"threads_per_worker", 1}}), Contains("variants[1].parallel.devices: required"));
+  CHECK_THAT(first({{"devices", {"cpu", "cuda:1"}}}), Contains("variants[1].parallel.devices[1]"));
+  CHECK_THAT(first({{"devices", {"cpu", "tpu"}}}), Contains("expected \"cpu\", \"cuda\" or \"cuda:N\""));
+  CHECK_THAT(first({{"devices", nlohmann::ordered_json::array()}}), Contains("non-empty array"));
+  CHECK_THAT(first({{"devices", {"cpu"}}, {"threads_per_worker", 0}}), Contains("threads_per_worker"));
+  CHECK_THAT(first({{"mode", "processes"}, {"devices", {"cpu"}}}), Contains("attnbench launch --nproc"));
+  CHECK_THAT(first({{"mode", "ranks"}}), Contains("variants[1].parallel.mode"));
+  CHECK_THAT(first({{"devices", {"cpu"}}, {"worker", 2}}), Contains("unknown key"));
+
+  auto with_offload = parallel_doc({{"devices", {"cpu", "cpu"}}});
+  with_offload["variants"][1]["offload"] = {{"target", "cpu"}};
+  CHECK_THAT(testing::problems_of(with_offload).front().to_string(), Contains("not supported"));
+
+  auto bad_timeout = parallel_doc({{"mode", "processes"}});
+  bad_timeout["distributed"] = {{"timeout_s", 0}};
+  CHECK_THAT(testing::problems_of(bad_timeout).front().to_string(), Contains("distributed.timeout_s"));
+  bad_timeout["distributed"] = {{"backend", "nccl"}};
+  CHECK_THAT(testing::problems_of(bad_timeout).front().to_string(), Contains("NCCL needs CUDA"));
+}
