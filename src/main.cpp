@@ -8,11 +8,13 @@
 
 #include "cli/attention_command.hpp"
 #include "cli/compare_command.hpp"
+#include "cli/launch_command.hpp"
 #include "cli/profile_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/validate_command.hpp"
 #include "common/build_info.hpp"
 #include "common/error.hpp"
+#include "parallel/distributed_world.hpp"
 
 int main(int argc, char** argv) {
   using namespace attnbench;
@@ -24,11 +26,13 @@ int main(int argc, char** argv) {
   compare_command_options compare_opts;
   profile_command_options profile_opts;
   attention_command_options attention_opts;
+  launch_command_options launch_opts;
   setup_run(app, run_opts);
   setup_validate(app, validate_opts);
   setup_compare(app, compare_opts);
   setup_profile(app, profile_opts);
   setup_attention(app, attention_opts);
+  setup_launch(app, launch_opts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -43,9 +47,13 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("compare")) return run_compare(compare_opts);
     if (app.got_subcommand("profile")) return run_profile(profile_opts);
     if (app.got_subcommand("attention")) return run_attention(attention_opts);
+    if (app.got_subcommand("launch")) return run_launch(launch_opts);
   } catch (const input_error& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return exit_bad_input;
+  } catch (const distributed_error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_distributed;
   } catch (const c10::Error& e) {
     fmt::print(stderr, "error (LibTorch): {}\n", e.what_without_backtrace());
     return exit_internal;

@@ -16,6 +16,8 @@
 #include "report/make_writers.hpp"
 #include "report/markdown_writer.hpp"
 #include "report/npy_writer.hpp"
+#include "parallel/distributed_world.hpp"
+#include "parallel/rank_env.hpp"
 #include "runner/device.hpp"
 #include "runner/runner.hpp"
 #include "runner/sweep_runner.hpp"
@@ -104,6 +106,22 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
   return outcome.result.all_passed() ? exit_ok : exit_check_failed;
 }
 
+// A rank of a multi-process run: what it may run. Throws input_error for a config that gives the
+// ranks nothing to do together.
+void check_multi_process(const config& cfg, const rank_env& env, const run_command_options& opts) {
+  const bool collective = std::any_of(cfg.variants.begin(), cfg.variants.end(), [](const variant_config& v) {
+    return !v.pending && v.parallel && v.parallel->mode == parallel_mode::processes;
+  });
+  const std::string who = fmt::format("this process is rank {} of {} ({} environment)", env.rank, env.world_size,
+                                      env.source);
+  if (!collective)
+    throw input_error("variants", fmt::format("{}, but no variant has \"parallel\": {{\"mode\": \"processes\"}}: "
+                                              "nothing would run across the ranks",
+                                              who));
+  if (cfg.sweep) throw input_error("sweep", who + ": sweeps run in a single process");
+  if (opts.profile) throw input_error("--profile", who + ": profile in a single process");
+}
+
 }  // namespace
 
 void setup_run(CLI::App& app, run_command_options& opts) {
@@ -122,8 +140,12 @@ void setup_run(CLI::App& app, run_command_options& opts) {
 }
 
 int run_run(const run_command_options& opts) {
-  console out(opts.quiet ? verbosity::quiet : opts.verbose ? verbosity::verbose : verbosity::normal);
+  const auto env = rank_env_from_process();
+  const bool rank0 = !env || env->rank == 0;
+  // Ranks other than 0 write nothing and print only errors: rank 0 reports for all.
+  console out(opts.quiet || !rank0 ? verbosity::quiet : opts.verbose ? verbosity::verbose : verbosity::normal);
   config cfg = load_config(opts.config_path, detect_device_caps());
+  if (env) check_multi_process(cfg, *env, opts);
   if (!opts.perturb.empty() && !find_variant(cfg, opts.perturb))
     throw input_error("--test-perturb-outputs", fmt::format("no variant named \"{}\"", opts.perturb));
   if (cfg.sweep && opts.profile)
@@ -137,8 +159,9 @@ int run_run(const run_command_options& opts) {
   if (opts.save_outputs)
     for (const auto& v : cfg.variants)
       if (!v.pending) files.push_back(outputs_file(dir, v.name));
-  std::vector<problem> problems = output_problems(files, opts.force, "output.dir", "--out");
-  if (!opts.junit.empty())
+  std::vector<problem> problems = rank0 ? output_problems(files, opts.force, "output.dir", "--out")
+                                        : std::vector<problem>{};
+  if (!opts.junit.empty() && rank0)
     for (auto& p : output_problems({opts.junit}, opts.force, "--junit", "--junit"))
       problems.push_back(std::move(p));
   if (opts.profile)
@@ -151,9 +174,27 @@ int run_run(const run_command_options& opts) {
   ro.on_progress = [&](const progress_event& e) { out.progress(e); };
   ro.on_log = [&](const std::string& s) { out.log(s); };
   if (!opts.perturb.empty()) ro.perturb_variant = opts.perturb;
+  std::unique_ptr<distributed_world> world;
+  if (env) {
+    world = std::make_unique<distributed_world>(*env, cfg.distributed, resolve_device(cfg.device));
+    ro.world = world.get();
+    ro.measure_ceilings = rank0;  // a ceiling is rank 0's to report; measuring it elsewhere only adds noise
+    out.info(fmt::format("attnbench: {} ranks joined through {} ({})", env->world_size, world->where(),
+                         world->backend()));
+  }
   out.info(fmt::format("attnbench: running {} ({} variants) on {}", cfg.name, cfg.variants.size(), cfg.device));
-  const run_outcome outcome = run_experiment(cfg, ro);
+  run_outcome outcome;
+  try {
+    outcome = run_experiment(cfg, ro);
+  } catch (const std::exception& e) {
+    if (world) {
+      const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+      world->announce_failure(c10_error ? c10_error->what_without_backtrace() : e.what());
+    }
+    throw;
+  }
   out.finish_progress();
+  if (!rank0) return exit_ok;
 
   write_reports(outcome.result, writers, dir, opts.force);
   if (opts.save_outputs) {

@@ -14,6 +14,7 @@ enum exit_code : int {
   exit_bad_input = 2,     // bad config, bad command line, unreadable/unwritable files
   exit_check_failed = 3,  // a variant's outputs did not match the baseline's
   exit_internal = 4,      // anything else: a bug or a runtime failure (e.g. out of memory)
+  exit_distributed = 5,   // a rank of a multi-process run died, hung, never joined, or a collective failed
 };
 
 // One problem found in user input, with where it is. `path` is a JSON path such as

@@ -20,6 +20,9 @@
 #include "model/hf_weights.hpp"
 #include "model/safetensors.hpp"
 #include "model/torchscript_model.hpp"
+#include "parallel/data_parallel_executor.hpp"
+#include "parallel/distributed_executor.hpp"
+#include "parallel/distributed_world.hpp"
 #include "runner/device.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/matmul_ceiling.hpp"
@@ -97,6 +100,13 @@ const batch& batch_for(prepared_variant& v, std::size_t k, batch& scratch) {
 // stream and the pass from a host clock between two synchronisations; on the CPU the host clock
 // is the truth.
 pass_timing time_pass(prepared_variant& v, const dataset& data, torch::Device device) {
+  if (v.executor->runs_whole_passes()) {
+    const auto t0 = clock_type::now();
+    lookup_pass(v, data);
+    const double lookup_s = seconds_since(t0);
+    whole_pass p = v.executor->run_pass(/*keep_outputs=*/false);
+    return pass_timing{lookup_s + p.seconds, std::move(p.batch_ms), p.allocations};
+  }
   pass_timing t;
   t.batch_ms.reserve(v.plans.size());
   batch scratch;
@@ -143,6 +153,8 @@ std::optional<pass_timing> guarded_pass(prepared_variant& v, const dataset& data
                                         const char* phase) {
   try {
     return time_pass(v, data, device);
+  } catch (const distributed_error&) {
+    throw;  // a lost rank ends the whole run: the other ranks cannot go on without it
   } catch (const std::exception& e) {
     const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
     v.runnable = false;
@@ -162,7 +174,12 @@ void check_pass(prepared_variant& v, const dataset& data, torch::Device device) 
   const peak_memory_scope memory(device);
   batch scratch;
   lookup_pass(v, data);
-  for (std::size_t k = 0; k < v.plans.size(); ++k) {
+  if (v.executor->runs_whole_passes()) {
+    const whole_pass p = v.executor->run_pass(/*keep_outputs=*/true);
+    v.outputs = torch::zeros({n, p.outputs.size(1)}, torch::kFloat);
+    v.outputs.index_copy_(0, torch::tensor(p.sample_index, torch::kLong), p.outputs);
+  }
+  for (std::size_t k = 0; k < v.plans.size() && !v.executor->runs_whole_passes(); ++k) {
     const batch& b = batch_for(v, k, scratch);
     auto logits = v.executor->forward(b).to(torch::kCPU);  // (B, C)
     if (!v.outputs.defined()) v.outputs = torch::zeros({n, logits.size(1)}, torch::kFloat);
@@ -189,6 +206,15 @@ std::string describe_variant(const variant_config& v, const variant_config& base
     diffs.push_back(fmt::format("attention {} instead of {}", name(v), name(base)));
   }
   if (batching != base_batching) diffs.push_back(fmt::format("batching {} instead of {}", batching, base_batching));
+  if (v.parallel) {
+    const parallel_config& p = *v.parallel;
+    const std::string threads =
+        p.threads_per_worker > 0 ? fmt::format(" × {} thread{}", p.threads_per_worker, p.threads_per_worker == 1 ? "" : "s") : "";
+    diffs.push_back(p.mode == parallel_mode::processes
+                        ? fmt::format("data parallel across the ranks of a multi-process run{}", threads)
+                        : fmt::format("data parallel over {} worker threads ({}){}", p.devices.size(),
+                                      fmt::join(p.devices, ", "), threads));
+  }
   if (v.offload)
     diffs.push_back(fmt::format("encoder layers offloaded to host memory{} (prefetch {}{}{})",
                                 v.offload->target == "cpu" ? ", streamed into CPU buffers" : "", v.offload->prefetch,
@@ -404,6 +430,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       r.sdpa_backend = "";
       std::string unsupported;
       if (vc.offload) unsupported = "offload " + torchscript_unsupported("offload");
+      if (vc.parallel && unsupported.empty()) unsupported = "parallel " + torchscript_unsupported("parallel");
       if (vc.checkpointing.policy != checkpoint_policy::none && unsupported.empty())
         unsupported = "checkpointing " + torchscript_unsupported("checkpointing");
       for (const auto& [key, block] : vc.techniques)
@@ -426,6 +453,20 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     }
     if (vc.checkpointing.policy != checkpoint_policy::none)
       r.notes.push_back("no effect in inference: no activations are kept");
+    const bool collective = vc.parallel && vc.parallel->mode == parallel_mode::processes;
+    if (options.world && options.world->rank() != 0 && !collective) {
+      r.status = status_kind::skipped;  // rank 0 runs it alone; this rank's result is not reported
+      r.reason = "runs on rank 0";
+      continue;
+    }
+    if (collective && !options.world) {
+      r.status = status_kind::skipped;
+      r.reason = "runs across processes: start it with `attnbench launch --nproc N` (or torchrun, srun); this is a "
+                 "single process";
+      r.description = describe_variant(vc, base_cfg, "", "");
+      r.check.message = "not run";
+      continue;
+    }
     if (auto why = executor_skip_reason(vc, device)) {
       r.status = status_kind::skipped;
       r.reason = *why;
@@ -450,16 +491,29 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       v.cache = std::make_unique<result_cache>();
       r.cache_hit_rate = static_cast<double>(first_seen.hits()) / static_cast<double>(first_seen.lookups());
     }
-    v.plans = batching->plan(data, rows);
-    if (cfg.measure.assemble_inputs) {
-      v.assembler = std::make_unique<input_assembler>(data, device, vc.batching.pool);
+    if (collective) {
+      auto ranks = std::make_unique<distributed_executor>(*options.world, model, device, vc, cfg.model.causal, data,
+                                                          rows, *batching, cfg.measure.assemble_inputs);
+      v.plans = ranks->plans();
+      v.executor = std::move(ranks);
+    } else if (vc.parallel) {
+      // Workers own their shards' batches and inputs; v.plans lists them all, for the accounting.
+      auto parallel = std::make_unique<data_parallel_executor>(model, vc, cfg.model.causal, data, rows, *batching,
+                                                               cfg.measure.assemble_inputs);
+      v.plans = parallel->plans();
+      v.executor = std::move(parallel);
     } else {
-      // Built once before timing, each batch in its own tensors (pooled buffers would be shared).
-      input_assembler once(data, device, /*pool=*/false);
-      for (const auto& p : v.plans) v.prebuilt.push_back(once.assemble(p));
+      v.plans = batching->plan(data, rows);
+      if (cfg.measure.assemble_inputs) {
+        v.assembler = std::make_unique<input_assembler>(data, device, vc.batching.pool);
+      } else {
+        // Built once before timing, each batch in its own tensors (pooled buffers would be shared).
+        input_assembler once(data, device, /*pool=*/false);
+        for (const auto& p : v.plans) v.prebuilt.push_back(once.assemble(p));
+      }
+      v.executor = scripted ? std::make_unique<torchscript_executor>(scripted, device, vc)
+                            : make_executor(model, device, vc, cfg.model.causal);
     }
-    v.executor = scripted ? std::make_unique<torchscript_executor>(scripted, device, vc)
-                          : make_executor(model, device, vc, cfg.model.causal);
     r.batches = static_cast<int64_t>(v.plans.size());
     double flops = 0;
     for (const auto& p : v.plans) {
@@ -477,6 +531,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
         r.sdpa_backend_used = sdpa_backends_in_use(model, data, v.plans, vc, device);
       }
       v.runnable = true;
+    } catch (const distributed_error&) {
+      throw;
     } catch (const c10::Error& e) {
       r.status = status_kind::fail;
       r.reason = fmt::format("could not run: {}", e.what_without_backtrace());
@@ -505,7 +561,13 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       return total >= cfg.measure.min_time_s;
     });
   };
-  while (n_active > 0 && (rounds < cfg.measure.repetitions || !enough_time()) && rounds < cfg.measure.max_repetitions) {
+  // Every rank of a multi-process run goes round as often as rank 0 decides: its timings count.
+  const auto another_round = [&] {
+    const bool more = (rounds < cfg.measure.repetitions || !enough_time()) && rounds < cfg.measure.max_repetitions;
+    return options.world ? options.world->agree(fmt::format("round/{}", rounds), n_active > 0 && more)
+                         : n_active > 0 && more;
+  };
+  while (another_round()) {
     for (std::size_t i = 0; i < active.size(); ++i) {
       progress("timed", active[i]->cfg->name, rounds * n_active + static_cast<int64_t>(i),
                std::max(rounds + 1, cfg.measure.repetitions) * n_active);
@@ -520,6 +582,10 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     ++rounds;
   }
   res.repetitions = rounds;
+  // Ranks other than 0 stay until rank 0 has everything it needs from them.
+  if (options.world) options.world->meet("end-of-passes");
+  // Rank 0 reports for everyone: the others have no baseline to compare with.
+  if (options.world && options.world->rank() != 0) return outcome;
 
   // --- statistics and the output check ---
   prepared_variant& base = *std::find_if(variants.begin(), variants.end(),

@@ -16,6 +16,8 @@
 
 namespace attnbench {
 
+class distributed_world;
+
 struct progress_event {
   std::string phase;    // "check", "warmup", "timed"
   std::string variant;
@@ -42,6 +44,8 @@ struct run_options {
   std::optional<std::string> perturb_variant;
   bool measure_ceilings = true;  // off in unit tests to save time
   setup_cache* cache = nullptr;   // may be null: nothing is shared
+  // The ranks of a multi-process run (parallel mode "processes"); null in a single process.
+  distributed_world* world = nullptr;
 };
 
 struct run_outcome {

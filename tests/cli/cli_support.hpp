@@ -19,9 +19,10 @@ struct command_result {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `attnbench ARGS` (the binary CMake built) through the shell.
-inline command_result run_cli(const std::string& args) {
-  const std::string cmd = std::string(ATTNBENCH_BINARY) + " " + args + " 2>&1";
+// Runs `attnbench ARGS` (the binary CMake built) through the shell, with `env` ("NAME=value …")
+// added to its environment.
+inline command_result run_cli(const std::string& args, const std::string& env = "") {
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(ATTNBENCH_BINARY) + " " + args + " 2>&1";
   command_result r;
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);

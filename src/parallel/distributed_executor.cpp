@@ -1,0 +1,153 @@
+#include "parallel/distributed_executor.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "parallel/shard.hpp"
+#include "stats/summary.hpp"
+
+namespace attnbench {
+namespace {
+
+// Sets this thread's intra-op threads for a scope (OpenMP: the calling thread's team size).
+class thread_count_scope {
+ public:
+  explicit thread_count_scope(int64_t threads) : previous_(at::get_num_threads()), active_(threads > 0) {
+    if (active_) at::set_num_threads(static_cast<int>(threads));
+  }
+  ~thread_count_scope() {
+    if (active_) at::set_num_threads(previous_);
+  }
+  thread_count_scope(const thread_count_scope&) = delete;
+  thread_count_scope& operator=(const thread_count_scope&) = delete;
+
+ private:
+  int previous_;
+  bool active_;
+};
+
+}  // namespace
+
+torch::Device distributed_executor::rank_device(const distributed_world& world, torch::Device run_device) {
+  if (!run_device.is_cuda()) return run_device;
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.env().local_rank));
+}
+
+distributed_executor::distributed_executor(distributed_world& world, const EncoderClassifier& model,
+                                           torch::Device run_device, const variant_config& variant, bool causal,
+                                           const dataset& data, const std::vector<int64_t>& rows,
+                                           const batching_base& batching, bool assemble_inputs)
+    : world_(world), name_(variant.name), threads_(variant.parallel->threads_per_worker) {
+  const auto shards = shard_by_tokens(data, rows, world_.size());
+  std::vector<batch_plan> mine;
+  for (int r = 0; r < world_.size(); ++r) {
+    const auto& shard_rows = shards[static_cast<std::size_t>(r)];
+    auto plans = batching.plan(data, shard_rows);
+    std::vector<int64_t> order;
+    for (const auto& p : plans) order.insert(order.end(), p.rows.begin(), p.rows.end());
+    order_.push_back(std::move(order));
+    samples_.push_back(static_cast<int64_t>(shard_rows.size()));
+    tokens_.push_back(tokens_of(data, shard_rows));
+    batches_.push_back(static_cast<int64_t>(plans.size()));
+    all_plans_.insert(all_plans_.end(), plans.begin(), plans.end());
+    if (r == world_.rank()) mine = std::move(plans);
+  }
+  const torch::Device device = rank_device(world_, run_device);
+  shard_ = std::make_unique<shard_runner>(device == run_device ? model : replicate(model, device), device, variant,
+                                          causal, data, std::move(mine), assemble_inputs);
+  rank_s_.resize(static_cast<std::size_t>(world_.size()));
+}
+
+distributed_executor::~distributed_executor() = default;
+
+torch::Tensor distributed_executor::do_forward(const batch& /*b*/) {
+  throw std::logic_error("distributed_executor runs whole passes: its shard is its own batches");
+}
+
+whole_pass distributed_executor::do_run_pass(bool keep_outputs) {
+  // The other ranks may still be busy (rank 0 runs the single-process variants alone): meet
+  // first, waiting on heartbeats, then start together.
+  const std::string tag = fmt::format("{}/{}", name_, passes_++);
+  world_.meet(tag);
+  world_.barrier();
+  // Test-only: ATTNBENCH_TEST_KILL_RANK=r kills rank r in its third pass (after the check pass and
+  // the warm-up), so the suite can prove that a rank lost mid-run ends the run in bounded time.
+  if (const char* kill = std::getenv("ATTNBENCH_TEST_KILL_RANK");
+      kill && std::atoi(kill) == world_.rank() && passes_ == 3)
+    std::raise(SIGKILL);
+  whole_pass local;
+  int64_t threads = 0;
+  try {
+    const thread_count_scope scope(threads_);
+    threads = at::get_num_threads();
+    local = shard_->run(keep_outputs);
+  } catch (const distributed_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    const auto* c = dynamic_cast<const c10::Error*>(&e);
+    throw distributed_error(fmt::format("rank {}: its shard of {} failed: {}", world_.rank(), name_,
+                                        c ? c->what_without_backtrace() : e.what()));
+  }
+  world_.barrier();
+  const auto times = world_.all_gather({local.seconds, static_cast<double>(threads)});
+  whole_pass out;
+  rank_threads_.clear();
+  for (std::size_t r = 0; r < times.size(); ++r) {
+    out.seconds = std::max(out.seconds, times[r][0]);
+    rank_threads_.push_back(static_cast<int64_t>(times[r][1]));
+    if (!keep_outputs) rank_s_[r].push_back(times[r][0]);
+  }
+  // Every rank's batch latencies (counts differ per rank: gathered as rows).
+  const auto latencies =
+      world_.all_gather_rows(torch::tensor(local.batch_ms, torch::kDouble).to(torch::kFloat).view({-1, 1}));
+  for (const auto& l : latencies)
+    for (int64_t i = 0; i < l.size(0); ++i) out.batch_ms.push_back(l[i][0].item<double>());
+  out.allocations = local.allocations;
+  if (keep_outputs) {
+    const int64_t width = local.outputs.defined() ? local.outputs.size(1) : 0;
+    const auto widths = world_.all_gather({static_cast<double>(width)});
+    int64_t c = 0;
+    for (const auto& w : widths) c = std::max(c, static_cast<int64_t>(w[0]));
+    const auto gathered = world_.all_gather_rows(local.outputs.defined() ? local.outputs
+                                                                           : torch::zeros({0, c}, torch::kFloat));
+    out.outputs = torch::cat(gathered);
+    for (const auto& o : order_) out.sample_index.insert(out.sample_index.end(), o.begin(), o.end());
+  }
+  return out;
+}
+
+void distributed_executor::do_annotate(variant_result& r) {
+  parallel_info& p = r.parallel;
+  p.used = true;
+  p.mode = "processes";
+  p.world_size = world_.size();
+  p.backend = world_.backend();
+  std::vector<double> imbalance;
+  for (std::size_t k = 0; !rank_s_.empty() && k < rank_s_.front().size(); ++k) {
+    double slowest = 0, sum = 0;
+    for (const auto& s : rank_s_) {
+      slowest = std::max(slowest, s[k]);
+      sum += s[k];
+    }
+    imbalance.push_back(slowest / (sum / static_cast<double>(rank_s_.size())));
+  }
+  p.imbalance = imbalance.empty() ? not_a_number : percentile(imbalance, 50);
+  const torch::Device device = shard_->device();
+  for (std::size_t i = 0; i < rank_s_.size(); ++i) {
+    parallel_worker w;
+    w.device = device.is_cuda() ? "cuda (LOCAL_RANK)" : device.str();
+    w.host = i < world_.hosts().size() ? world_.hosts()[i] : "";
+    w.threads = i < rank_threads_.size() ? rank_threads_[i] : 0;
+    w.samples = samples_[i];
+    w.real_tokens = tokens_[i];
+    w.batches = batches_[i];
+    w.median_s = rank_s_[i].empty() ? not_a_number : percentile(rank_s_[i], 50);
+    w.samples_per_s = static_cast<double>(w.samples) / w.median_s;
+    p.workers.push_back(w);
+  }
+}
+
+}  // namespace attnbench
