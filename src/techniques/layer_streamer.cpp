@@ -141,7 +141,8 @@ void layer_streamer::match_mode(EncoderLayerImpl& like) {
     const auto to = s.module->modules(/*include_self=*/true);
     TORCH_CHECK(from.size() == to.size(), "offload: a slot is not built like the model's layers");
     for (size_t k = 0; k < from.size(); ++k) {
-      if (auto* d = from[k]->as<torch::nn::Dropout>()) to[k]->as<torch::nn::Dropout>()->options.p(d->options.p());
+      if (auto* d = from[k]->as<torch::nn::Dropout>())
+        to[k]->as<torch::nn::Dropout>()->options.p(d->options.p());
       if (auto* a = from[k]->as<SelfAttention>()) to[k]->as<SelfAttention>()->set_dropout(a->dropout());
     }
     s.module->train(like.is_training());
@@ -252,8 +253,8 @@ std::vector<torch::Tensor> layer_streamer::to_host(const std::vector<torch::Tens
     cpu_times_.d2h_ms += ms;
     cpu_times_.exposed_ms += ms;
   } catch (const c10::Error& e) {
-    TORCH_CHECK(false, "offload: copying gradients from ", device_.str(), " to host memory failed: ",
-                e.what_without_backtrace());
+    TORCH_CHECK(false, "offload: copying gradients from ", device_.str(),
+                " to host memory failed: ", e.what_without_backtrace());
   }
   return out;
 }
@@ -284,7 +285,8 @@ void layer_streamer::annotate(offload_info& o, int64_t batches, int64_t sweeps) 
   o.exposed_ms_per_pass = t.exposed_ms * per_pass;
   if (copy_ms > 0) o.hidden_share = 1.0 - std::min(1.0, t.exposed_ms / copy_ms);
   if (t.h2d_ms > 0)
-    o.h2d_gb_per_s = static_cast<double>(o.bytes_per_pass - o.d2h_bytes_per_pass) / (t.h2d_ms * per_pass * 1e6);
+    o.h2d_gb_per_s =
+        static_cast<double>(o.bytes_per_pass - o.d2h_bytes_per_pass) / (t.h2d_ms * per_pass * 1e6);
 }
 
 }  // namespace attnbench

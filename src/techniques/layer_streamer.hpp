@@ -33,8 +33,8 @@ class layer_streamer {
   // The streamer keeps these tensors, not copies: in training they are the master parameters,
   // which the optimizer updates in place between steps. `pinned`: they are page-locked (CUDA
   // copies from them are then asynchronous, and to_host returns page-locked tensors too).
-  layer_streamer(const model_config& model, std::vector<std::vector<torch::Tensor>> host, torch::Device device,
-                 int64_t prefetch, bool pinned);
+  layer_streamer(const model_config& model, std::vector<std::vector<torch::Tensor>> host,
+                 torch::Device device, int64_t prefetch, bool pinned);
   ~layer_streamer();
   layer_streamer(const layer_streamer&) = delete;
   layer_streamer& operator=(const layer_streamer&) = delete;
@@ -66,7 +66,7 @@ class layer_streamer {
   int64_t resident_bound() const;  // the slot count: prefetch + 1, at most the layers
   int64_t max_resident_layers() const { return max_resident_; }
   int64_t layer_bytes() const { return layer_bytes_; }  // one layer's host weights, as copied
-  int64_t slot_bytes() const;                          // one slot's parameters on the device
+  int64_t slot_bytes() const;                           // one slot's parameters on the device
   bool pinned() const { return pinned_; }
 
   // Copy times so far, in ms. Waits for the device to finish what is queued (CUDA: the times are

@@ -61,7 +61,8 @@ offload_executor::offload_executor(EncoderClassifier model, torch::Device device
   }
   for (const auto& p : model_->parameters()) full_bytes_ += static_cast<int64_t>(p.nbytes());
   resident_bytes_ = full_bytes_ - layer_param_bytes;
-  streamer_ = std::make_unique<layer_streamer>(model_->config(), std::move(host), device_, cfg_.prefetch, pin);
+  streamer_ =
+      std::make_unique<layer_streamer>(model_->config(), std::move(host), device_, cfg_.prefetch, pin);
 }
 
 offload_executor::~offload_executor() = default;
