@@ -793,6 +793,12 @@ class config_reader {
       if (!block) continue;
       if (key == "offload" && !pending) {
         read_offload(v.object("offload"), vc);
+        // Offloaded training already recomputes every layer in backward (offload_trainer.hpp):
+        // segments of several layers would need them resident together, above the bound.
+        if (vc.offload && cfg_.scenario == "train" && vc.checkpointing.policy != checkpoint_policy::none)
+          v.add("checkpointing",
+                "not supported with offload in the train scenario: offloading already "
+                "recomputes every layer in backward (keeping only the layer inputs)");
         continue;
       }
       if (key == "parallel" && !pending) {
@@ -829,7 +835,13 @@ class config_reader {
         oc.prefetch = *prefetch;
     }
     assign(oc.pinned, o.boolean("pinned"));
-    if (auto host = o.choice("host_dtype", offload_host_dtypes)) oc.host_in_compute_dtype = *host == "compute";
+    if (auto host = o.choice("host_dtype", offload_host_dtypes)) {
+      oc.host_in_compute_dtype = *host == "compute";
+      if (oc.host_in_compute_dtype && cfg_.scenario == "train")
+        o.add("host_dtype",
+              "\"compute\" is for inference: training keeps the fp32 master weights in host memory "
+              "and streams those");
+    }
     if (auto target = o.string("target")) {
       const auto index = cuda_index(*target);
       if (*target != "cpu" && !index)

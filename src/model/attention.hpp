@@ -37,6 +37,7 @@ class SelfAttentionImpl : public torch::nn::Module {
 
   // Attention-probability dropout (applies in training mode only).
   void set_dropout(double p);
+  double dropout() const { return dropout_; }
 
  private:
   torch::Tensor naive_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

@@ -25,7 +25,8 @@ const std::vector<std::string> train_columns{"checkpointing",  "train_steps",   
                                              "activation_peak_bytes"};
 const std::vector<std::string> offload_columns{"offload_resident_weight_bytes", "offload_full_weight_bytes",
                                                "offload_bytes_per_pass", "offload_copy_ms_per_pass",
-                                               "offload_exposed_ms_per_pass", "offload_h2d_gb_per_s"};
+                                               "offload_exposed_ms_per_pass", "offload_h2d_gb_per_s",
+                                               "offload_d2h_bytes_per_pass"};
 const std::vector<std::string> parallel_columns{"parallel_mode", "parallel_world_size", "parallel_imbalance"};
 
 }  // namespace
@@ -145,7 +146,8 @@ std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& l
     if (v.offload.used) {
       const offload_info& o = v.offload;
       f.insert(f.end(), {bytes(o.resident_weight_bytes), bytes(o.full_weight_bytes), bytes(o.bytes_per_pass),
-                         number(o.copy_ms_per_pass), number(o.exposed_ms_per_pass), number(o.h2d_gb_per_s)});
+                         number(o.copy_ms_per_pass), number(o.exposed_ms_per_pass), number(o.h2d_gb_per_s),
+                         bytes(o.d2h_bytes_per_pass)});
     } else {
       f.resize(f.size() + offload_columns.size());
     }

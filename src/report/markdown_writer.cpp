@@ -196,11 +196,16 @@ void write_offload(const offload_info& o, std::ostream& out) {
                      o.target, o.layers, o.host_dtype, o.pinned ? " (pinned)" : "", o.prefetch,
                      o.max_resident_layers, o.layers, o.resident_bound, human_bytes(o.resident_weight_bytes),
                      human_bytes(o.full_weight_bytes), fixed(saved * percent, 0) + "%");
-  out << fmt::format("  - per pass: {} host → device in {} ms ({} GB/s); {} ms of it exposed, {} hidden under "
+  const std::string moved =
+      o.d2h_bytes_per_pass > 0
+          ? fmt::format("{} host → device (forward and backward) + {} of gradients device → host",
+                        human_bytes(o.bytes_per_pass - o.d2h_bytes_per_pass), human_bytes(o.d2h_bytes_per_pass))
+          : human_bytes(o.bytes_per_pass) + " host → device";
+  out << fmt::format("  - per pass: {} in {} ms ({} GB/s host → device); {} ms of it exposed, {} hidden under "
                      "compute\n",
-                     human_bytes(o.bytes_per_pass), fixed(o.copy_ms_per_pass, 2), fixed(o.h2d_gb_per_s, 2),
-                     fixed(o.exposed_ms_per_pass, 2),
+                     moved, fixed(o.copy_ms_per_pass, 2), fixed(o.h2d_gb_per_s, 2), fixed(o.exposed_ms_per_pass, 2),
                      std::isfinite(o.hidden_share) ? fixed(o.hidden_share * percent, 0) + "%" : not_available);
+  if (!o.optimizer.empty()) out << "  - optimizer: " << o.optimizer << "\n";
 }
 
 void write_parallel(const parallel_info& p, std::ostream& out) {

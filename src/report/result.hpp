@@ -87,11 +87,13 @@ struct offload_info {
   int64_t max_resident_layers = 0;        // the most offloaded layers on the device at once, measured
   int64_t full_weight_bytes = 0;          // every parameter on the device (no offload)
   int64_t resident_weight_bytes = 0;      // peak with offload: resident parameters + layer slots
-  int64_t bytes_per_pass = 0;             // host → device
+  int64_t bytes_per_pass = 0;             // copied: host → device, plus gradients device → host in training
+  int64_t d2h_bytes_per_pass = 0;         // of them, gradients device → host (training; 0 in inference)
+  std::string optimizer;                  // training: where the optimizer keeps its state and steps; "" in inference
   double copy_ms_per_pass = not_a_number;     // time copies took
   double exposed_ms_per_pass = not_a_number;  // of it, time compute waited for a copy
   double hidden_share = not_a_number;         // 1 − exposed / copy: the share overlapped with compute
-  double h2d_gb_per_s = not_a_number;         // bytes / copy time
+  double h2d_gb_per_s = not_a_number;         // host → device bytes / host → device copy time
 };
 
 // Data parallelism (parallel issue): the workload sharded by token count among workers (threads

@@ -91,6 +91,8 @@ ojson to_json(const offload_info& o) {
           {"full_weight_bytes", o.full_weight_bytes},
           {"resident_weight_bytes", o.resident_weight_bytes},
           {"bytes_per_pass", o.bytes_per_pass},
+          {"d2h_bytes_per_pass", o.d2h_bytes_per_pass},
+          {"optimizer", o.optimizer.empty() ? ojson(nullptr) : ojson(o.optimizer)},
           {"copy_ms_per_pass", number(o.copy_ms_per_pass)},
           {"exposed_ms_per_pass", number(o.exposed_ms_per_pass)},
           {"hidden_share", number(o.hidden_share)},
@@ -301,6 +303,9 @@ offload_info offload_from(const reader& r) {
   o.full_weight_bytes = r.integer("full_weight_bytes");
   o.resident_weight_bytes = r.integer("resident_weight_bytes");
   o.bytes_per_pass = r.integer("bytes_per_pass");
+  // Absent in results written before offloaded training existed: inference, nothing copied back.
+  if (r.has("d2h_bytes_per_pass")) o.d2h_bytes_per_pass = r.integer("d2h_bytes_per_pass");
+  if (r.has("optimizer") && !r.at("optimizer").is_null()) o.optimizer = r.string("optimizer");
   o.copy_ms_per_pass = r.number("copy_ms_per_pass");
   o.exposed_ms_per_pass = r.number("exposed_ms_per_pass");
   o.hidden_share = r.number("hidden_share");

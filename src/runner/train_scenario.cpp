@@ -16,6 +16,8 @@
 #include "runner/pass_statistics.hpp"
 #include "stats/summary.hpp"
 #include "techniques/checkpointing.hpp"
+#include "techniques/offload_executor.hpp"
+#include "techniques/offload_trainer.hpp"
 #include "techniques/precision.hpp"
 #include "workload/batching_base.hpp"
 
@@ -33,10 +35,13 @@ double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-int64_t bytes_of(const std::vector<torch::Tensor>& ts) {
+// The bytes of the tensors held on `device`: what the run's device keeps. Offloaded layers'
+// weights, gradients and optimizer state are in host memory, so on an accelerator they are not
+// counted; on a CPU run everything is.
+int64_t bytes_of(const std::vector<torch::Tensor>& ts, torch::Device device) {
   int64_t n = 0;
   for (const auto& t : ts)
-    if (t.defined()) n += static_cast<int64_t>(t.nbytes());
+    if (t.defined() && t.device().type() == device.type()) n += static_cast<int64_t>(t.nbytes());
   return n;
 }
 
@@ -46,6 +51,7 @@ struct train_variant {
   EncoderClassifier model{nullptr};
   std::vector<torch::Tensor> initial;  // the initial weights, restored before every pass
   std::unique_ptr<torch::optim::AdamW> optimizer;
+  std::unique_ptr<offload_trainer> offload;  // set for an offload variant: streams the encoder layers
   std::vector<batch> batches;
   std::vector<torch::Tensor> labels;  // per batch: (B) int64 on the device
   std::vector<double> pass_s;         // timed passes
@@ -132,11 +138,11 @@ double rel_l2(const torch::Tensor& a, const torch::Tensor& ref) {
   return denom > 0 ? num / denom : (num == 0 ? 0 : std::numeric_limits<double>::infinity());
 }
 
-int64_t optimizer_state_bytes(torch::optim::AdamW& opt) {
+int64_t optimizer_state_bytes(torch::optim::AdamW& opt, torch::Device device) {
   int64_t n = 0;
   for (const auto& [key, state] : opt.state()) {
     const auto& s = static_cast<const torch::optim::AdamWParamState&>(*state);
-    n += bytes_of({s.exp_avg(), s.exp_avg_sq(), s.max_exp_avg_sq()});
+    n += bytes_of({s.exp_avg(), s.exp_avg_sq(), s.max_exp_avg_sq()}, device);
   }
   return n;
 }
@@ -155,9 +161,10 @@ void check_pass(train_variant& v, const train_config& tc, torch::Device device) 
   std::vector<torch::Tensor> grads;
   for (const auto& p : params) grads.push_back(p.grad());
   train_result& t = *v.result.train;
-  t.weight_bytes = bytes_of(params);
-  t.gradient_bytes = bytes_of(grads);
-  t.optimizer_state_bytes = optimizer_state_bytes(*v.optimizer);
+  t.weight_bytes = bytes_of(params, device);
+  if (v.offload) t.weight_bytes += v.offload->resident_bound() * v.offload->layer_bytes();  // the slots
+  t.gradient_bytes = bytes_of(grads, device);
+  t.optimizer_state_bytes = optimizer_state_bytes(*v.optimizer, device);
   t.activation_peak_bytes = rec.activation_peak;
   // Weights and gradients were allocated before the scope opened: add them for the total.
   v.result.peak_memory_bytes = rec.peak < 0 ? -1 : rec.peak + t.weight_bytes + t.gradient_bytes;
@@ -251,21 +258,30 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
       continue;
     }
     if (vc.offload) {
-      r.status = status_kind::skipped;
-      r.reason = "offloading runs in inference only: the train scenario does not stream weights (nor optimizer state)";
-      r.description = vc.description;
-      r.check.message = "not run";
-      continue;
+      if (auto why = offload_skip_reason(*vc.offload, device)) {
+        r.status = status_kind::skipped;
+        r.reason = *why;
+        r.description = vc.description;
+        r.check.message = "not run";
+        continue;
+      }
     }
     const auto batching = make_batching(vc.batching, cfg.workload.max_length);
     r.batching = batching->describe();
     train_result t;
-    t.checkpointing = describe_checkpointing(vc.checkpointing, cfg.model.layers);
+    // Offloading recomputes every layer in backward (the parser refuses a checkpointing block on top).
+    t.checkpointing = vc.offload ? "every layer, by offload (recomputed in backward)"
+                                 : describe_checkpointing(vc.checkpointing, cfg.model.layers);
     t.dropout = tc.dropout;
+    std::string offloaded;
+    if (vc.offload)
+      offloaded = fmt::format(", encoder layers offloaded to host memory{} (prefetch {})",
+                              vc.offload->target == "cpu" ? ", streamed into CPU buffers" : "",
+                              vc.offload->prefetch);
     r.description = !vc.description.empty() ? vc.description
                     : r.is_baseline         ? "the baseline"
-                                    : fmt::format("{}, {}, {}, checkpointing {}", r.precision, r.attention,
-                                                  r.batching, t.checkpointing);
+                                    : fmt::format("{}, {}, {}, checkpointing {}{}", r.precision, r.attention,
+                                                  r.batching, t.checkpointing, offloaded);
     std::vector<int64_t> rows(static_cast<std::size_t>(n_samples));
     for (int64_t s = 0; s < n_samples; ++s) rows[static_cast<std::size_t>(s)] = s;
     const auto plans = batching->plan(data, rows);
@@ -297,7 +313,15 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
     else
       v.model->eval();  // dropout is the model's only train/eval difference
     v.model->to(device);
-    apply_checkpointing(v.model, vc.checkpointing);
+    try {
+      if (vc.offload)
+        v.offload = std::make_unique<offload_trainer>(v.model, device, vc);  // before the optimizer exists
+      else
+        apply_checkpointing(v.model, vc.checkpointing);
+    } catch (const std::exception& e) {
+      fail(r, "could not set up: " + error_text(e));
+      continue;
+    }
     for (const auto& p : v.model->parameters()) v.initial.push_back(p.detach().clone());
 
     progress("check", vc.name, done++, static_cast<int64_t>(cfg.variants.size()));
@@ -360,6 +384,7 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
   const std::vector<double> base_throughput = per_second(base.pass_s, static_cast<double>(n_samples));
   for (auto& v : variants) {
     variant_result& r = v.result;
+    if (v.offload) v.offload->annotate(r);
     if (v.runnable) {
       summarize_passes(r, v.pass_s, static_cast<double>(n_samples), static_cast<double>(r.real_tokens),
                        base_throughput, base.runnable);

@@ -1,101 +1,16 @@
 #include "techniques/checkpointing.hpp"
 
-#include <ATen/CPUGeneratorImpl.h>
-#include <ATen/autocast_mode.h>
 #include <fmt/format.h>
 
 #include <cmath>
-#include <mutex>
-#include <optional>
 
-#include "techniques/precision.hpp"
-
-#ifdef ATTNBENCH_WITH_CUDA
-#include <ATen/cuda/CUDAGeneratorImpl.h>
-#endif
+#include "techniques/recompute.hpp"
 
 namespace attnbench {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// The default generators' states: what dropout draws from.
-struct rng_snapshot {
-  torch::Tensor cpu;
-  std::optional<torch::Tensor> cuda;
-  c10::DeviceIndex cuda_index = 0;
-};
-
-at::Generator cuda_generator([[maybe_unused]] c10::DeviceIndex index) {
-#ifdef ATTNBENCH_WITH_CUDA
-  return at::cuda::detail::getDefaultCUDAGenerator(index);
-#else
-  TORCH_CHECK(false, "this build has no CUDA");
-#endif
-}
-
-rng_snapshot capture_rng(const torch::Device& device) {
-  rng_snapshot s;
-  at::Generator cpu = at::detail::getDefaultCPUGenerator();
-  {
-    const std::lock_guard<std::mutex> lock(cpu.mutex());
-    s.cpu = cpu.get_state();
-  }
-  if (device.is_cuda()) {
-    s.cuda_index = device.index();
-    at::Generator gen = cuda_generator(s.cuda_index);
-    const std::lock_guard<std::mutex> lock(gen.mutex());
-    s.cuda = gen.get_state();
-  }
-  return s;
-}
-
-void restore_rng(const rng_snapshot& s) {
-  at::Generator cpu = at::detail::getDefaultCPUGenerator();
-  {
-    const std::lock_guard<std::mutex> lock(cpu.mutex());
-    cpu.set_state(s.cpu);
-  }
-  if (s.cuda) {
-    at::Generator gen = cuda_generator(s.cuda_index);
-    const std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(*s.cuda);
-  }
-}
-
-// Draws from `saved` while it lives, then puts the generators back where they were.
-class rng_fork {
- public:
-  rng_fork(const rng_snapshot& saved, const torch::Device& device) : current_(capture_rng(device)) {
-    restore_rng(saved);
-  }
-  ~rng_fork() { restore_rng(current_); }
-  rng_fork(const rng_fork&) = delete;
-  rng_fork& operator=(const rng_fork&) = delete;
-
- private:
-  rng_snapshot current_;
-};
-
-// Autocast caches low-precision copies of fp32 weights while nested. A copy made in the no-grad
-// forward would carry no graph; if the recompute found it in the cache (backward called inside
-// the autocast scope), the weights would silently get no gradient. The forward therefore caches
-// nothing. Defensive: with LibTorch 2.11 on the CPU the autocast test (backward inside the
-// scope) also passes without this guard, so that version does not seem to cache there; older or
-// other builds may.
-class autocast_cache_off {
- public:
-  autocast_cache_off() : previous_(at::autocast::is_autocast_cache_enabled()) {
-    at::autocast::set_autocast_cache_enabled(false);
-  }
-  ~autocast_cache_off() { at::autocast::set_autocast_cache_enabled(previous_); }
-  autocast_cache_off(const autocast_cache_off&) = delete;
-  autocast_cache_off& operator=(const autocast_cache_off&) = delete;
-
- private:
-  bool previous_;
-};
 
 // What backward needs to run the segment again. Held by the autograd node (as an IValue capsule),
 // so it lives exactly as long as the graph that may call backward.
@@ -105,9 +20,7 @@ struct segment_state : torch::CustomClassHolder {
   attention_mask mask;
   layer_segment layers;
   std::vector<torch::Tensor> params;  // the segment's parameters, in the order passed to apply
-  torch::Device device = torch::kCPU;
-  autocast_state autocast;
-  rng_snapshot rng;
+  recompute_point point;  // autocast and generator states before the forward
 };
 
 class checkpoint_function : public torch::autograd::Function<checkpoint_function> {
@@ -116,9 +29,7 @@ class checkpoint_function : public torch::autograd::Function<checkpoint_function
   static torch::Tensor forward(AutogradContext* ctx, c10::intrusive_ptr<segment_state> state,
                                const torch::Tensor& x,
                                at::TensorList /*params: tracked by apply, read from state*/) {
-    state->device = x.device();
-    state->autocast = current_autocast_state(x.device().type());
-    state->rng = capture_rng(x.device());
+    state->point = capture_recompute_point(x.device());
     ctx->save_for_backward({x});
     ctx->saved_data["segment"] = c10::IValue::make_capsule(state);
     const autocast_cache_off no_cache;
@@ -135,9 +46,7 @@ class checkpoint_function : public torch::autograd::Function<checkpoint_function
     const torch::Tensor input = saved.detach().requires_grad_(true);
     torch::Tensor out;
     {
-      const rng_fork same_masks(state->rng, state->device);
-      const autocast_state_scope same_precision(state->autocast);
-      const torch::AutoGradMode grad_on(true);
+      const recompute_scope same_masks_and_precision(state->point);
       out = state->model->forward_layers(input, state->mask, state->layers.begin, state->layers.end);
     }
     std::vector<torch::Tensor> wrt{input};

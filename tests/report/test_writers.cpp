@@ -158,9 +158,9 @@ TEST_CASE("csv: offload columns appear only when a variant offloaded", "[report]
   const std::string csv = render(csv_writer{}, r);
   CHECK_THAT(csv, Catch::Contains(",reason,offload_resident_weight_bytes,offload_full_weight_bytes,"
                                   "offload_bytes_per_pass,offload_copy_ms_per_pass,offload_exposed_ms_per_pass,"
-                                  "offload_h2d_gb_per_s\n"));
-  CHECK_THAT(csv, Catch::Contains(",1000,4000,12000,2.5,0.5,4.8\n"));
-  CHECK_THAT(csv, Catch::Contains(",,,,,,\n"));  // the others: empty offload fields
+                                  "offload_h2d_gb_per_s,offload_d2h_bytes_per_pass\n"));
+  CHECK_THAT(csv, Catch::Contains(",1000,4000,12000,2.5,0.5,4.8,0\n"));  // inference: nothing copied back
+  CHECK_THAT(csv, Catch::Contains(",,,,,,,\n"));  // the others: empty offload fields
   CHECK(render(csv_writer{}, testing::sample_result()).find("offload_") == std::string::npos);
 }
 

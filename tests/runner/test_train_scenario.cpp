@@ -141,3 +141,82 @@ TEST_CASE("checkpointing in inference gets a note in every report", "[runner]") 
     CHECK(render(r, format).find(note) != std::string::npos);
   }
 }
+
+TEST_CASE("train scenario: offloaded variants (target cpu) train as the baseline; GPU offload is SKIPPED",
+          "[runner][offload]") {
+  auto doc = train_config_doc();
+  doc["workload"]["samples"] = 8;  // two steps: the second streams the weights AdamW updated on the host
+  doc["measure"]["repetitions"] = 1;
+  doc["variants"] = ordered_json::parse(R"([
+    {"name": "none", "batching": {"batch_size": 4}},
+    {"name": "offload-0", "batching": {"batch_size": 4}, "offload": {"prefetch": 0, "target": "cpu"}},
+    {"name": "offload-1", "batching": {"batch_size": 4}, "offload": {"prefetch": 1, "target": "cpu"}},
+    {"name": "gpu-offload", "batching": {"batch_size": 4}, "offload": {"prefetch": 1}}
+  ])");
+  for (const double dropout : {0.0, 0.1}) {
+    INFO("dropout " << dropout);
+    doc["train"] = {{"dropout", dropout}, {"seed", 4}};
+    const run_result r = run(doc);
+    REQUIRE(r.variants.size() == 4);
+    const auto& none = r.variants[0];
+    for (const int64_t prefetch : {0, 1}) {
+      const auto& v = r.variants[static_cast<size_t>(1 + prefetch)];
+      INFO(v.name << ": " << v.check.message);
+      CHECK(v.status == status_kind::pass);
+      REQUIRE(v.train);
+      CHECK(v.train->steps == 2);
+      CHECK(v.train->losses == none.train->losses);
+      CHECK(v.train->loss_rel_err == 0);  // fp32, the same kernels on the same weights
+      CHECK(v.train->grad_rel_l2 == 0);
+      CHECK(v.train->weight_rel_l2 == 0);
+      CHECK(v.check.max_abs == 0);
+      const offload_info& o = v.offload;
+      CHECK(o.used);
+      CHECK(o.prefetch == prefetch);
+      CHECK(o.resident_bound == prefetch + 1);
+      CHECK(o.max_resident_layers == prefetch + 1);
+      CHECK(o.layers == 4);
+      CHECK(o.d2h_bytes_per_pass > 0);
+      CHECK(o.bytes_per_pass == 3 * o.d2h_bytes_per_pass);  // forward in, backward in, gradients out
+      CHECK(o.resident_weight_bytes < o.full_weight_bytes);
+      CHECK(o.copy_ms_per_pass > 0);
+      CHECK(o.optimizer == "optimizer state in host memory, update on the CPU");
+      CHECK(v.notes == std::vector<std::string>{o.optimizer});
+      CHECK(v.train->checkpointing == "every layer, by offload (recomputed in backward)");
+    }
+    const auto& gpu = r.variants[3];
+    CHECK(gpu.status == status_kind::skipped);
+    CHECK(gpu.reason.find("needs an accelerator") != std::string::npos);
+    CHECK_FALSE(gpu.offload.used);
+    CHECK(r.all_passed());
+    if (dropout == 0) {
+      for (const char* format : {"json", "csv", "md"}) {
+        INFO(format);
+        CHECK(render(r, format).find("optimizer state in host memory, update on the CPU") !=
+              std::string::npos);
+      }
+      CHECK(render(r, "md").find("of gradients device → host") != std::string::npos);
+      CHECK(render(r, "csv").find("offload_d2h_bytes_per_pass") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("train scenario: offload with checkpointing or compute-dtype host copies is a config error",
+          "[runner][offload][config]") {
+  auto doc = train_config_doc();
+  doc["variants"] = ordered_json::parse(R"([
+    {"name": "none"},
+    {"name": "both", "offload": {"target": "cpu"}, "checkpointing": {"policy": "sqrt"}},
+    {"name": "half", "precision": "amp-bf16", "offload": {"target": "cpu", "host_dtype": "compute"}},
+    {"name": "fine", "offload": {"target": "cpu"}, "checkpointing": {"policy": "none"}}
+  ])");
+  const auto problems = testing::problems_of(doc);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].path == "variants[1].checkpointing");
+  CHECK(problems[0].message.find("offloading already recomputes every layer") != std::string::npos);
+  CHECK(problems[1].path == "variants[2].offload.host_dtype");
+  CHECK(problems[1].message.find("training keeps the fp32 master weights") != std::string::npos);
+  // Inference has no backward: there both are allowed (checkpointing just does nothing).
+  doc["scenario"] = "offline";
+  CHECK(testing::problems_of(doc).empty());
+}
