@@ -124,6 +124,15 @@ struct offload_config {
   std::string target;          // "" = the run's device (an accelerator); "cpu" exercises the mechanism on the CPU
 };
 
+// Pipeline model parallel (techniques/pipeline_executor.hpp): the encoder layers split into
+// contiguous stages, one device and one worker thread each, fed micro-batches GPipe-style.
+struct pipeline_config {
+  std::vector<std::string> stages;  // one device per stage: "cpu", "cuda", "cuda:N"
+  int64_t micro_batch = 0;          // rows per micro-batch (the batch's last one may have fewer)
+  std::vector<int64_t> layers;      // encoder layers per stage; empty: balanced by parameter count
+  int64_t threads_per_stage = 0;    // CPU intra-op threads of each stage thread; 0: the caller's / stages
+};
+
 // Activation checkpointing (training): which encoder layers form segments whose activations are
 // recomputed in backward instead of kept. No effect in inference, where nothing is kept.
 struct checkpointing_config {
@@ -139,6 +148,7 @@ struct variant_config {
   sdpa_backend backend = sdpa_backend::auto_select;
   batching_config batching;
   std::optional<offload_config> offload;  // set when the variant has an enabled offload block
+  std::optional<pipeline_config> pipeline;  // set when the variant has a pipeline block
   checkpointing_config checkpointing;
   // Technique blocks not handled by the core schema (offload, parallel, checkpointing, ...),
   // keyed by their JSON key, validated by the technique that owns them.

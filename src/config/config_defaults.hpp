@@ -59,6 +59,11 @@ inline constexpr double server_max_time_s = 20;   // per rate: a sweep of a few 
 inline constexpr int64_t offload_prefetch = 1;  // one layer ahead: its copy overlaps the current layer's compute
 inline constexpr bool offload_pinned = true;    // pageable host memory makes CUDA copies synchronous
 
+// --- pipeline ---
+// 0: each stage thread gets the caller's intra-op threads divided by the stage count (at least
+// one), so the stages together use the cores one plain forward would.
+inline constexpr int64_t pipeline_threads_per_stage = 0;
+
 // --- train scenario ---
 inline constexpr double learning_rate = 1e-4;  // within BERT's fine-tuning range (2e-5 to 1e-4)
 inline constexpr double weight_decay = 0.01;   // BERT's AdamW weight decay
