@@ -69,7 +69,7 @@ std::string torchscript_model::weight_checksum() const {
 }
 
 std::string torchscript_unsupported(const std::string& technique) {
-  return technique == "offload" || technique == "checkpointing" ? "unsupported for TorchScript models" : "";
+  return technique == "offload" || technique == "checkpointing" || technique == "pipeline" ? "unsupported for TorchScript models" : "";
 }
 
 }  // namespace attnbench

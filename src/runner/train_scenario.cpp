@@ -250,9 +250,11 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
       r.check.message = "not run";
       continue;
     }
-    if (vc.offload) {
+    if (vc.offload || vc.pipeline) {
       r.status = status_kind::skipped;
-      r.reason = "offloading runs in inference only: the train scenario does not stream weights (nor optimizer state)";
+      r.reason = vc.offload ? "offloading runs in inference only: the train scenario does not stream weights (nor "
+                              "optimizer state)"
+                            : "the pipeline runs in inference only: the train scenario has no pipelined backward";
       r.description = vc.description;
       r.check.message = "not run";
       continue;
