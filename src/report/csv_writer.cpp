@@ -26,6 +26,10 @@ const std::vector<std::string> train_columns{"checkpointing",  "train_steps",   
 const std::vector<std::string> offload_columns{"offload_resident_weight_bytes", "offload_full_weight_bytes",
                                                "offload_bytes_per_pass", "offload_copy_ms_per_pass",
                                                "offload_exposed_ms_per_pass", "offload_h2d_gb_per_s"};
+// Per-stage values are joined with ';', stage 0 first.
+const std::vector<std::string> pipeline_columns{"pipeline_stages", "pipeline_micro_batch", "pipeline_stage_layers",
+                                                "pipeline_stage_busy_ms_per_pass", "pipeline_pass_ms",
+                                                "pipeline_bubble_fraction"};
 
 }  // namespace
 
@@ -49,6 +53,7 @@ void csv_layout::add(const variant_result& v) {
   notes = notes || !v.notes.empty();
   train = train || v.train.has_value();
   offload = offload || v.offload.used;
+  pipeline = pipeline || v.pipeline.used;
 }
 
 csv_layout csv_layout_of(const run_result& result) {
@@ -92,6 +97,7 @@ std::vector<std::string> csv_columns(const csv_layout& layout) {
   if (layout.notes) h.push_back("notes");
   if (layout.train) h.insert(h.end(), train_columns.begin(), train_columns.end());
   if (layout.offload) h.insert(h.end(), offload_columns.begin(), offload_columns.end());
+  if (layout.pipeline) h.insert(h.end(), pipeline_columns.begin(), pipeline_columns.end());
   return h;
 }
 
@@ -145,6 +151,21 @@ std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& l
                          number(o.copy_ms_per_pass), number(o.exposed_ms_per_pass), number(o.h2d_gb_per_s)});
     } else {
       f.resize(f.size() + offload_columns.size());
+    }
+  }
+  if (layout.pipeline) {
+    if (v.pipeline.used) {
+      const pipeline_info& p = v.pipeline;
+      std::vector<std::string> layers, busy;
+      for (const auto& s : p.stages) {
+        layers.push_back(fmt::format("{}-{}", s.layer_begin, s.layer_end - 1));
+        busy.push_back(number(s.busy_ms_per_pass));
+      }
+      f.insert(f.end(), {std::to_string(p.stages.size()), std::to_string(p.micro_batch),
+                         quoted(fmt::format("{}", fmt::join(layers, ";"))), quoted(fmt::format("{}", fmt::join(busy, ";"))),
+                         number(p.pass_ms), number(p.bubble_fraction)});
+    } else {
+      f.resize(f.size() + pipeline_columns.size());
     }
   }
   return f;
