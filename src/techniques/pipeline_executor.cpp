@@ -397,9 +397,15 @@ void pipeline_executor::run_stage(stage& s) {
     amp.reset();
 #ifdef ATTNBENCH_WITH_CUDA
     // The batch is flushed: settle its device time (waiting here only holds this stage's thread).
-    for (auto& [start, end] : s.timing) {
-      end.synchronize();
-      s.busy_ms += start.elapsed_time(end);
+    // A micro-batch that failed midway has an end event never recorded: it has no time to add.
+    try {
+      for (auto& [start, end] : s.timing) {
+        if (!start.isCreated() || !end.isCreated()) continue;
+        end.synchronize();
+        s.busy_ms += start.elapsed_time(end);
+      }
+    } catch (const c10::Error&) {
+      // The failure itself already reached forward() with its micro-batch.
     }
     s.timing.clear();
 #endif
