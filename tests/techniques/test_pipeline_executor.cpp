@@ -117,13 +117,19 @@ TEST_CASE("a CPU pipeline gives the plain executor's logits", "[pipeline][techni
     for (const auto& c : cases) {
       INFO("stages " << c.stages.size() << ", micro_batch " << c.micro_batch << ", attention "
                      << to_string(attention));
-      pipeline_executor pipe(model, cpu, pipeline_variant(c.stages, c.micro_batch, c.layers, attention), false);
+      // The caller's thread count in every stage: GEMMs split their work by thread count, and
+      // another split rounds differently (by ~1e-8 here), so only equal counts are bit-identical.
+      variant_config v = pipeline_variant(c.stages, c.micro_batch, c.layers, attention);
+      v.pipeline->threads_per_stage = at::get_num_threads();
+      pipeline_executor pipe(model, cpu, v, false);
       CHECK(pipe.stage_layers() == c.ranges);
       const torch::Tensor got = pipe.forward(b);
       REQUIRE(got.sizes() == expected.sizes());
       CHECK(rel_l2(got, expected) <= 1e-6);
-      CHECK(torch::equal(got, expected));  // the same kernels on the same rows: bit-identical
-      CHECK(torch::equal(pipe.forward(b), expected));  // the threads serve the next batch too
+      CHECK(rel_l2(pipe.forward(b), expected) <= 1e-6);  // the threads serve the next batch too
+      // One micro-batch runs the plain executor's GEMM shapes: bit-identical. Smaller ones change
+      // the GEMMs' row count, and with it their blocking and rounding (measured: not identical).
+      if (c.micro_batch >= b.input_ids.size(0)) CHECK(torch::equal(got, expected));
     }
   }
 }
@@ -158,6 +164,7 @@ TEST_CASE("an error in a stage surfaces as an exception naming the stage", "[pip
   CHECK_THROWS_WITH(pipe.forward(b), Contains("pipeline stage 0 (cpu, encoder layers 0-1) failed on micro-batch 0"));
   // Every micro-batch drained: the pipeline serves the next batch normally.
   pipe.inject_fault_for_test(0, -1);
+  pipe.inject_fault_for_test(1, -1);
   CHECK(torch::equal(pipe.forward(b), expected));
   // A shape error from LibTorch itself, in stage 0's embeddings.
   batch bad = b;
@@ -260,7 +267,7 @@ TEST_CASE("a pipeline variant in a run: PASS, and its pipeline info in every rep
   for (size_t i : {1, 2}) {
     INFO(vs[i].name << ": " << vs[i].reason);
     CHECK(vs[i].status == status_kind::pass);
-    CHECK(vs[i].check.max_abs == 0);
+    CHECK(vs[i].check.rel_l2 <= 1e-6);  // one thread per stage against the baseline's two: not bit-identical
     CHECK(vs[i].pipeline.used);
     CHECK(vs[i].pipeline.threads_per_stage == 1);  // 2 threads over 2 or 3 stages
     CHECK(std::isfinite(vs[i].pipeline.bubble_fraction));
