@@ -137,6 +137,15 @@ struct parallel_config {
   int64_t threads_per_worker = 0;    // CPU intra-op threads of each worker (or rank); 0 = threads ÷ workers
 };
 
+// Pipeline model parallel (techniques/pipeline_executor.hpp): the encoder layers split into
+// contiguous stages, one device and one worker thread each, fed micro-batches GPipe-style.
+struct pipeline_config {
+  std::vector<std::string> stages;  // one device per stage: "cpu", "cuda", "cuda:N"
+  int64_t micro_batch = 0;          // rows per micro-batch (the batch's last one may have fewer)
+  std::vector<int64_t> layers;      // encoder layers per stage; empty: balanced by parameter count
+  int64_t threads_per_stage = 0;    // CPU intra-op threads of each stage thread; 0: the caller's / stages
+};
+
 // Activation checkpointing (training): which encoder layers form segments whose activations are
 // recomputed in backward instead of kept. No effect in inference, where nothing is kept.
 struct checkpointing_config {
@@ -152,6 +161,7 @@ struct variant_config {
   sdpa_backend backend = sdpa_backend::auto_select;
   batching_config batching;
   std::optional<offload_config> offload;  // set when the variant has an enabled offload block
+  std::optional<pipeline_config> pipeline;  // set when the variant has a pipeline block
   checkpointing_config checkpointing;
   std::optional<parallel_config> parallel;  // set when the variant has a parallel block
   // Technique blocks not handled by the core schema (offload, parallel, checkpointing, ...),

@@ -63,6 +63,11 @@ inline constexpr bool offload_pinned = true;    // pageable host memory makes CU
 inline constexpr double distributed_timeout_s = 300;  // c10d's own default for Gloo collectives is 30 min; a
                                                       // benchmark should give up on a lost rank sooner
 
+// --- pipeline ---
+// 0: each stage thread gets the caller's intra-op threads divided by the stage count (at least
+// one), so the stages together use the cores one plain forward would.
+inline constexpr int64_t pipeline_threads_per_stage = 0;
+
 // --- train scenario ---
 inline constexpr double learning_rate = 1e-4;  // within BERT's fine-tuning range (2e-5 to 1e-4)
 inline constexpr double weight_decay = 0.01;   // BERT's AdamW weight decay

@@ -61,8 +61,10 @@ const names distributed_keys{"timeout_s", "backend"};
 const names distributed_backends{"auto", "gloo", "nccl"};
 const names profile_keys{"skip_first",    "wait",           "warmup",     "active",     "repeat",
                          "record_shapes", "profile_memory", "with_flops", "with_stack", "top"};
-// Technique blocks of later issues: only a pending variant may carry them (stored, not validated).
+// Technique blocks. offload and pipeline are read below; the others belong to later issues and
+// only a pending variant may carry them (stored, not validated).
 const names technique_keys{"offload", "parallel", "pipeline"};
+const names pipeline_keys{"stages", "micro_batch", "layers", "threads_per_stage"};
 const names variant_keys = [] {
   names keys{"name",         "description", "precision",     "attention",
              "sdpa_backend", "batching",    "checkpointing", "pending"};
@@ -805,6 +807,10 @@ class config_reader {
         read_parallel(v.object("parallel"), vc);
         continue;
       }
+      if (key == "pipeline" && !pending) {
+        read_pipeline(v.object("pipeline"), vc);
+        continue;
+      }
       if (pending)
         vc.techniques[key] = nlohmann::json(*block);
       else
@@ -812,6 +818,11 @@ class config_reader {
     }
     // A pending variant never runs, so what this machine can run does not constrain it.
     if (pending) return vc;
+    if (vc.offload && vc.pipeline)
+      v.add("pipeline", "not supported together with offload in one variant: a pipeline stage runs its layers "
+                        "resident on its device");
+    if (vc.parallel && vc.pipeline)
+      v.add("pipeline", "not supported together with parallel in one variant: use one or the other");
     if (backend) check_backend(v, vc.attention, *backend);
     if (vc.precision == precision_kind::amp_fp16 && on_cpu_.value_or(false) && !caps_.cpu_amp_fp16)
       v.add("precision", fmt::format("amp-fp16 on the CPU needs a LibTorch whose CPU autocast "
@@ -936,6 +947,62 @@ class config_reader {
       c.add("every", fmt::format("must be <= model.layers ({}); got {}", layers, *every));
     else
       assign(cc.every, every);
+  }
+
+  // Stages are devices; each needs at least one encoder layer, and explicit layer counts must
+  // cover the model's layers exactly.
+  void read_pipeline(const object_reader& p, variant_config& vc) {
+    if (!p.present()) return;
+    p.check_keys(pipeline_keys);
+    pipeline_config pc;
+    pc.threads_per_stage = defaults::pipeline_threads_per_stage;
+    p.require("stages");
+    p.require("micro_batch", "required: the rows per micro-batch");
+    const int64_t model_layers = cfg_.model.layers;
+    if (const ordered_json* stages = p.find("stages")) {
+      if (!stages->is_array() || stages->empty()) {
+        log_.type_error(p.path("stages"), "a non-empty array of devices", *stages);
+      } else {
+        for (size_t i = 0; i < stages->size(); ++i) {
+          const std::string path = fmt::format("{}[{}]", p.path("stages"), i);
+          auto device = log_.string((*stages)[i], path);
+          if (!device) continue;
+          const auto index = cuda_index(*device);
+          if (*device != "cpu" && !index)
+            log_.add(path, fmt::format("expected \"cpu\", \"cuda\" or \"cuda:N\"; got {}", quote(*device)));
+          else if (index && *index >= caps_.cuda_devices)
+            log_.add(path, fmt::format("{} is not available: this machine has {} CUDA device{}", quote(*device),
+                                       caps_.cuda_devices, caps_.cuda_devices == 1 ? "" : "s"));
+          pc.stages.push_back(*device);
+        }
+        const auto n = static_cast<int64_t>(stages->size());
+        if (model_layers > 0 && n > model_layers)
+          p.add("stages", fmt::format("{} stages for the model's {} encoder layers: every stage needs at least one "
+                                      "layer", n, model_layers));
+      }
+    }
+    assign(pc.micro_batch, p.integer("micro_batch", 1));
+    assign(pc.threads_per_stage, p.integer("threads_per_stage", 1));
+    if (const ordered_json* layers = p.find("layers")) {
+      if (!layers->is_array()) {
+        log_.type_error(p.path("layers"), "an array of layer counts, one per stage", *layers);
+      } else {
+        int64_t sum = 0;
+        bool complete = true;
+        for (size_t i = 0; i < layers->size(); ++i) {
+          auto k = log_.integer((*layers)[i], fmt::format("{}[{}]", p.path("layers"), i), 1);
+          complete = complete && k.has_value();
+          if (k) sum += *k, pc.layers.push_back(*k);
+        }
+        if (!pc.stages.empty() && layers->size() != pc.stages.size())
+          p.add("layers", fmt::format("must give one layer count per stage ({} stages); got {}", pc.stages.size(),
+                                      layers->size()));
+        else if (complete && model_layers > 0 && sum != model_layers)
+          p.add("layers", fmt::format("must add up to the model's {} encoder layers; they add up to {}",
+                                      model_layers, sum));
+      }
+    }
+    vc.pipeline = pc;
   }
 
   void read_batching(const object_reader& b, batching_config& bc) {

@@ -69,7 +69,10 @@ std::string torchscript_model::weight_checksum() const {
 }
 
 std::string torchscript_unsupported(const std::string& technique) {
-  return technique == "offload" || technique == "checkpointing" || technique == "parallel" ? "unsupported for TorchScript models" : "";
+  return technique == "offload" || technique == "checkpointing" || technique == "parallel" ||
+                 technique == "pipeline"
+             ? "unsupported for TorchScript models"
+             : "";
 }
 
 }  // namespace attnbench

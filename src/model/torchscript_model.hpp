@@ -31,7 +31,7 @@ class torchscript_model {
   std::shared_ptr<torch::jit::Module> module_;
 };
 
-// Why a technique cannot run on a TorchScript model, or "" when it can: offload and
+// Why a technique cannot run on a TorchScript model, or "" when it can: offload, pipeline and
 // checkpointing need the model's layers, which a TorchScript module does not expose.
 std::string torchscript_unsupported(const std::string& technique);
 

@@ -28,6 +28,10 @@ const std::vector<std::string> offload_columns{"offload_resident_weight_bytes", 
                                                "offload_exposed_ms_per_pass", "offload_h2d_gb_per_s",
                                                "offload_d2h_bytes_per_pass"};
 const std::vector<std::string> parallel_columns{"parallel_mode", "parallel_world_size", "parallel_imbalance"};
+// Per-stage values are joined with ';', stage 0 first.
+const std::vector<std::string> pipeline_columns{"pipeline_stages", "pipeline_micro_batch", "pipeline_stage_layers",
+                                                "pipeline_stage_busy_ms_per_pass", "pipeline_pass_ms",
+                                                "pipeline_bubble_fraction"};
 
 }  // namespace
 
@@ -52,6 +56,7 @@ void csv_layout::add(const variant_result& v) {
   train = train || v.train.has_value();
   offload = offload || v.offload.used;
   parallel = parallel || v.parallel.used;
+  pipeline = pipeline || v.pipeline.used;
 }
 
 csv_layout csv_layout_of(const run_result& result) {
@@ -96,6 +101,7 @@ std::vector<std::string> csv_columns(const csv_layout& layout) {
   if (layout.train) h.insert(h.end(), train_columns.begin(), train_columns.end());
   if (layout.offload) h.insert(h.end(), offload_columns.begin(), offload_columns.end());
   if (layout.parallel) h.insert(h.end(), parallel_columns.begin(), parallel_columns.end());
+  if (layout.pipeline) h.insert(h.end(), pipeline_columns.begin(), pipeline_columns.end());
   return h;
 }
 
@@ -157,6 +163,21 @@ std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& l
       f.insert(f.end(), {quoted(v.parallel.mode), std::to_string(v.parallel.world_size), number(v.parallel.imbalance)});
     else
       f.resize(f.size() + parallel_columns.size());
+  }
+  if (layout.pipeline) {
+    if (v.pipeline.used) {
+      const pipeline_info& p = v.pipeline;
+      std::vector<std::string> layers, busy;
+      for (const auto& s : p.stages) {
+        layers.push_back(fmt::format("{}-{}", s.layer_begin, s.layer_end - 1));
+        busy.push_back(number(s.busy_ms_per_pass));
+      }
+      f.insert(f.end(), {std::to_string(p.stages.size()), std::to_string(p.micro_batch),
+                         quoted(fmt::format("{}", fmt::join(layers, ";"))), quoted(fmt::format("{}", fmt::join(busy, ";"))),
+                         number(p.pass_ms), number(p.bubble_fraction)});
+    } else {
+      f.resize(f.size() + pipeline_columns.size());
+    }
   }
   return f;
 }

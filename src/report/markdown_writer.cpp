@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -222,6 +223,26 @@ void write_parallel(const parallel_info& p, std::ostream& out) {
   }
 }
 
+// One line: the stages (device, layers, parameters, busy time) and the measured bubble.
+void write_pipeline(const pipeline_info& p, std::ostream& out) {
+  std::vector<std::string> stages;
+  for (size_t k = 0; k < p.stages.size(); ++k) {
+    const pipeline_stage_info& s = p.stages[k];
+    stages.push_back(fmt::format("{} `{}` layers {}-{}{}, {} parameters{}, busy {} ms", k, s.device, s.layer_begin,
+                                 s.layer_end - 1,
+                                 k == 0 && k + 1 == p.stages.size() ? " + embeddings + head"
+                                 : k == 0                           ? " + embeddings"
+                                 : k + 1 == p.stages.size()         ? " + head"
+                                                                    : "",
+                                 s.parameters, s.shares_weights ? "" : " (copied)", fixed(s.busy_ms_per_pass, 2)));
+  }
+  out << fmt::format("  - pipeline: {} stages, micro-batches of {} ({} per pass), {} thread{} per stage; stages {}; "
+                     "per pass {} ms, bubble {} (1 − mean stage busy / pass)\n",
+                     p.stages.size(), p.micro_batch, fixed(p.micro_batches_per_pass, 0), p.threads_per_stage,
+                     p.threads_per_stage == 1 ? "" : "s", fmt::join(stages, "; "), fixed(p.pass_ms, 2),
+                     std::isfinite(p.bubble_fraction) ? fixed(p.bubble_fraction * percent, 0) + "%" : not_available);
+}
+
 // The train scenario: what each variant's steps did against the baseline, and its memory split.
 void write_train_table(const run_result& r, std::ostream& out) {
   out << "\n## Training\n\n";
@@ -256,6 +277,7 @@ void write_variant_list(const run_result& r, std::ostream& out) {
     out << '\n';
     if (v.offload.used) write_offload(v.offload, out);
     if (v.parallel.used) write_parallel(v.parallel, out);
+    if (v.pipeline.used) write_pipeline(v.pipeline, out);
   }
 }
 

@@ -120,6 +120,30 @@ struct parallel_info {
   double imbalance = not_a_number;
 };
 
+// Pipeline model parallel (issue #6): the encoder layers split into stages, one device and one
+// thread each, fed micro-batches. Times are per timed pass (averaged over every forward the
+// executor ran, scaled to one pass): CPU stages by a host clock around each micro-batch's work,
+// CUDA stages by events on the stage's stream.
+struct pipeline_stage_info {
+  std::string device;            // "cpu", "cuda:1"
+  int64_t layer_begin = 0;       // encoder layers [layer_begin, layer_end)
+  int64_t layer_end = 0;
+  int64_t parameters = 0;        // what the stage runs: its layers, + embeddings (stage 0), + head (last)
+  int64_t layer_parameters = 0;  // its encoder layers only: what the balanced split balances
+  bool shares_weights = true;    // the model's own weights (same device), or copies on the stage's device
+  double busy_ms_per_pass = not_a_number;  // time the stage spent computing
+};
+
+struct pipeline_info {
+  bool used = false;
+  int64_t micro_batch = 0;              // rows per micro-batch
+  double micro_batches_per_pass = not_a_number;
+  int64_t threads_per_stage = 0;        // intra-op threads of each stage thread
+  std::vector<pipeline_stage_info> stages;
+  double pass_ms = not_a_number;        // the pipeline's wall time per pass (its forwards, summed)
+  double bubble_fraction = not_a_number;  // 1 − mean stage busy / pass_ms, measured
+};
+
 // The train scenario (checkpointing issue): each pass is one forward + backward + AdamW step per
 // batch from the same initial weights and optimizer state; the check pass's numbers are these.
 struct train_result {
@@ -176,6 +200,7 @@ struct variant_result {
   check_result check;
   offload_info offload;
   parallel_info parallel;
+  pipeline_info pipeline;
 };
 
 struct matmul_ceiling {

@@ -99,6 +99,24 @@ ojson to_json(const offload_info& o) {
           {"h2d_gb_per_s", number(o.h2d_gb_per_s)}};
 }
 
+ojson to_json(const pipeline_info& p) {
+  ojson stages = ojson::array();
+  for (const auto& s : p.stages)
+    stages.push_back({{"device", s.device},
+                      {"layer_begin", s.layer_begin},
+                      {"layer_end", s.layer_end},
+                      {"parameters", s.parameters},
+                      {"layer_parameters", s.layer_parameters},
+                      {"shares_weights", s.shares_weights},
+                      {"busy_ms_per_pass", number(s.busy_ms_per_pass)}});
+  return {{"micro_batch", p.micro_batch},
+          {"micro_batches_per_pass", number(p.micro_batches_per_pass)},
+          {"threads_per_stage", p.threads_per_stage},
+          {"stages", stages},
+          {"pass_ms", number(p.pass_ms)},
+          {"bubble_fraction", number(p.bubble_fraction)}};
+}
+
 ojson bytes_or_null(int64_t bytes) { return bytes == memory_not_measured ? ojson(nullptr) : ojson(bytes); }
 
 ojson to_json(const train_result& t) {
@@ -161,6 +179,7 @@ ojson to_json(const variant_result& v) {
   if (v.train) j["train"] = to_json(*v.train);
   if (v.offload.used) j["offload"] = to_json(v.offload);
   if (v.parallel.used) j["parallel"] = to_json(v.parallel);
+  if (v.pipeline.used) j["pipeline"] = to_json(v.pipeline);
   return j;
 }
 
@@ -330,6 +349,23 @@ parallel_info parallel_from(const reader& r) {
   return p;
 }
 
+pipeline_info pipeline_from(const reader& r) {
+  pipeline_info p;
+  p.used = true;
+  p.micro_batch = r.integer("micro_batch");
+  p.micro_batches_per_pass = r.number("micro_batches_per_pass");
+  p.threads_per_stage = r.integer("threads_per_stage");
+  const ojson& stages = r.array("stages");
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const reader s(stages[i], fmt::format("{}[{}]", r.path_of("stages"), i));
+    p.stages.push_back({s.string("device"), s.integer("layer_begin"), s.integer("layer_end"), s.integer("parameters"),
+                        s.integer("layer_parameters"), s.boolean("shares_weights"), s.number("busy_ms_per_pass")});
+  }
+  p.pass_ms = r.number("pass_ms");
+  p.bubble_fraction = r.number("bubble_fraction");
+  return p;
+}
+
 int64_t bytes_from(const reader& r, const std::string& key) {
   return r.at(key).is_null() ? memory_not_measured : r.integer(key);
 }
@@ -400,6 +436,7 @@ variant_result variant_from(const reader& r) {
   if (r.has("train")) v.train = train_from(r.object("train"));
   if (r.has("offload") && !r.at("offload").is_null()) v.offload = offload_from(r.object("offload"));
   if (r.has("parallel") && !r.at("parallel").is_null()) v.parallel = parallel_from(r.object("parallel"));
+  if (r.has("pipeline") && !r.at("pipeline").is_null()) v.pipeline = pipeline_from(r.object("pipeline"));
   return v;
 }
 

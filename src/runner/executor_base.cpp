@@ -1,6 +1,7 @@
 #include "runner/executor_base.hpp"
 
 #include "techniques/offload_executor.hpp"
+#include "techniques/pipeline_executor.hpp"
 #include "techniques/precision.hpp"
 
 namespace attnbench {
@@ -33,6 +34,7 @@ std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Dev
                                              const variant_config& variant, bool causal) {
   // Technique executors are chosen here from the variant's technique blocks.
   if (variant.offload) return std::make_unique<offload_executor>(std::move(model), device, variant, causal);
+  if (variant.pipeline) return std::make_unique<pipeline_executor>(std::move(model), device, variant, causal);
   return std::make_unique<plain_executor>(std::move(model), device, variant, causal);
 }
 

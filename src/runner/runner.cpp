@@ -220,6 +220,19 @@ std::string describe_variant(const variant_config& v, const variant_config& base
                                 v.offload->target == "cpu" ? ", streamed into CPU buffers" : "", v.offload->prefetch,
                                 v.offload->pinned && v.offload->target != "cpu" ? ", pinned" : "",
                                 v.offload->host_in_compute_dtype ? ", host copies in the compute dtype" : ""));
+  if (v.pipeline) {
+    // "encoder split into 2 pipeline stages (cpu: layers 0-2, cpu: layers 3-5), micro-batches of 4"
+    std::vector<std::string> stages;
+    for (size_t k = 0; k < v.pipeline->stages.size(); ++k)
+      stages.push_back(k < v.pipeline->layers.size()
+                           ? fmt::format("{}: {} layer{}", v.pipeline->stages[k], v.pipeline->layers[k],
+                                         v.pipeline->layers[k] == 1 ? "" : "s")
+                           : v.pipeline->stages[k]);
+    diffs.push_back(fmt::format("encoder split into {} pipeline stages ({}{}), micro-batches of {}",
+                                v.pipeline->stages.size(), fmt::join(stages, ", "),
+                                v.pipeline->layers.empty() ? "; layers balanced by parameter count" : "",
+                                v.pipeline->micro_batch));
+  }
   return diffs.empty() ? "same settings as the baseline" : fmt::format("{}", fmt::join(diffs, "; "));
 }
 
@@ -431,6 +444,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       std::string unsupported;
       if (vc.offload) unsupported = "offload " + torchscript_unsupported("offload");
       if (vc.parallel && unsupported.empty()) unsupported = "parallel " + torchscript_unsupported("parallel");
+      if (vc.pipeline && unsupported.empty()) unsupported = "pipeline " + torchscript_unsupported("pipeline");
       if (vc.checkpointing.policy != checkpoint_policy::none && unsupported.empty())
         unsupported = "checkpointing " + torchscript_unsupported("checkpointing");
       for (const auto& [key, block] : vc.techniques)

@@ -257,6 +257,13 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
       r.check.message = "not run";
       continue;
     }
+    if (vc.pipeline) {
+      r.status = status_kind::skipped;
+      r.reason = "the pipeline runs in inference only: the train scenario has no pipelined backward";
+      r.description = vc.description;
+      r.check.message = "not run";
+      continue;
+    }
     if (vc.offload) {
       if (auto why = offload_skip_reason(*vc.offload, device)) {
         r.status = status_kind::skipped;

@@ -1,0 +1,527 @@
+#include "techniques/pipeline_executor.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+
+#include "techniques/precision.hpp"
+#include "techniques/sdpa_backend_guard.hpp"
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace attnbench {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+torch::Device device_of(torch::nn::Module& m) {
+  const auto params = m.parameters();
+  return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+}
+
+// Copies every parameter of `from` into the same-named parameter of `to` (which may live on
+// another device). Both modules have the same structure, or `to` a subset of it.
+void copy_parameters(torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  const auto source = from.named_parameters(/*recurse=*/true);
+  for (auto& item : to.named_parameters(/*recurse=*/true)) {
+    const torch::Tensor* src = source.find(item.key());
+    TORCH_CHECK(src != nullptr, "pipeline: no parameter ", item.key(), " to copy");
+    item.value().copy_(*src);
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> balanced_split(const std::vector<int64_t>& layer_parameters, int64_t stages) {
+  const auto n = static_cast<int64_t>(layer_parameters.size());
+  TORCH_CHECK(stages >= 1 && stages <= n, "pipeline: cannot split ", n, " layers into ", stages, " stages");
+  std::vector<int64_t> prefix(static_cast<size_t>(n) + 1, 0);
+  for (int64_t i = 0; i < n; ++i) prefix[static_cast<size_t>(i) + 1] = prefix[static_cast<size_t>(i)] + layer_parameters[static_cast<size_t>(i)];
+  const auto sum = [&](int64_t i, int64_t j) { return prefix[static_cast<size_t>(j)] - prefix[static_cast<size_t>(i)]; };
+  const auto at = [](auto& table, int64_t k, int64_t j) -> auto& {
+    return table[static_cast<size_t>(k)][static_cast<size_t>(j)];
+  };
+
+  // 1. The smallest possible largest stage: worst[k][j] over the first j layers in k stages.
+  constexpr int64_t none = std::numeric_limits<int64_t>::max();
+  std::vector<std::vector<int64_t>> worst(static_cast<size_t>(stages) + 1, std::vector<int64_t>(static_cast<size_t>(n) + 1, none));
+  at(worst, 0, 0) = 0;
+  for (int64_t k = 1; k <= stages; ++k)
+    for (int64_t j = k; j <= n; ++j)
+      for (int64_t i = k - 1; i < j; ++i)
+        if (at(worst, k - 1, i) != none) at(worst, k, j) = std::min(at(worst, k, j), std::max(at(worst, k - 1, i), sum(i, j)));
+  const int64_t bound = at(worst, stages, n);
+
+  // 2. Within that bound, the least sum of squared stage sizes. long double: the squares of
+  // bert-large-sized stages pass 2^53 and ties must compare exactly. Scanning i upwards with <=
+  // keeps the largest i on ties: the shortest last stage, so earlier stages take the extras.
+  constexpr long double infinite = std::numeric_limits<long double>::infinity();
+  std::vector<std::vector<long double>> cost(static_cast<size_t>(stages) + 1,
+                                             std::vector<long double>(static_cast<size_t>(n) + 1, infinite));
+  std::vector<std::vector<int64_t>> start(static_cast<size_t>(stages) + 1, std::vector<int64_t>(static_cast<size_t>(n) + 1, -1));
+  at(cost, 0, 0) = 0;
+  for (int64_t k = 1; k <= stages; ++k)
+    for (int64_t j = k; j <= n; ++j)
+      for (int64_t i = k - 1; i < j; ++i) {
+        const int64_t s = sum(i, j);
+        if (at(cost, k - 1, i) == infinite || s > bound) continue;
+        const long double c = at(cost, k - 1, i) + static_cast<long double>(s) * static_cast<long double>(s);
+        if (c <= at(cost, k, j)) at(cost, k, j) = c, at(start, k, j) = i;
+      }
+  std::vector<int64_t> split(static_cast<size_t>(stages));
+  for (int64_t k = stages, j = n; k >= 1; --k) {
+    const int64_t i = at(start, k, j);
+    split[static_cast<size_t>(k) - 1] = j - i;
+    j = i;
+  }
+  return split;
+}
+
+// A CUDA event recorded on the producing stage's stream once a message's tensors are written.
+struct handoff_event {
+#ifdef ATTNBENCH_WITH_CUDA
+  at::cuda::CUDAEvent event;
+#endif
+};
+
+// One micro-batch (or the stop signal) travelling down the pipeline.
+struct pipeline_executor::message {
+  bool stop = false;
+  int64_t index = 0;                 // micro-batch within its batch
+  bool first = false, last = false;  // of its batch
+  torch::Tensor x;                   // input ids (b, S) into stage 0, hidden (b, S, H) between, output (b, C) after
+  torch::Tensor padding_mask;        // (b, S), undefined when the batch has no padding
+  attention_mask mask;
+  torch::Device device{torch::kCPU};  // where the tensors are
+  std::shared_ptr<handoff_event> ready;  // CUDA producers only
+  std::string error;                 // set: a stage failed on this micro-batch; no tensors
+};
+
+// A blocking queue between two threads.
+struct pipeline_executor::channel {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<message> items;
+
+  void push(message m) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      items.push_back(std::move(m));
+    }
+    changed.notify_one();
+  }
+  message pop() {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return !items.empty(); });
+    message m = std::move(items.front());
+    items.pop_front();
+    return m;
+  }
+};
+
+// Counts the stages that finished the current batch (their timing settled), so forward() returns
+// only when the pipeline is empty.
+struct pipeline_executor::flush_counter {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int64_t done = 0;
+
+  void reset() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    done = 0;
+  }
+  void add() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+    }
+    changed.notify_all();
+  }
+  void wait_for(int64_t n) {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return done >= n; });
+  }
+};
+
+struct pipeline_executor::stage {
+  int64_t index = 0;
+  torch::Device device{torch::kCPU};
+  int64_t begin = 0, end = 0;  // encoder layers [begin, end)
+  bool shares_weights = true;  // the model's own weights, or copies on another device
+  std::vector<EncoderLayer> layers;
+  EncoderClassifier front{nullptr};  // embeddings (stage 0) and head (last stage): the model or a copy
+  int64_t parameters = 0;      // what the stage runs: its layers, + embeddings, + head
+  int64_t layer_parameters = 0;
+  channel in;
+  channel* out = nullptr;
+  std::thread thread;
+  std::atomic<int> threads_seen{0};
+  std::atomic<int64_t> fault_at{-1};
+  double busy_ms = 0;  // written by the stage thread; read after a flush
+  bool started = false;
+  std::mutex start_mutex;
+  std::condition_variable start_changed;
+#ifdef ATTNBENCH_WITH_CUDA
+  std::optional<c10::cuda::CUDAStream> stream;
+  std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> timing;  // this batch's micro-batches
+#endif
+};
+
+namespace {
+
+// Moves a message's tensors to `to`, ordered after the producer; afterwards they may be used on
+// `to`'s current stream of the calling thread.
+template <class Message>
+void receive(Message& m, torch::Device to) {
+  std::vector<torch::Tensor*> tensors{&m.x, &m.padding_mask, &m.mask.keep, &m.mask.additive};
+  if (m.device == to && !to.is_cuda()) return;
+#ifdef ATTNBENCH_WITH_CUDA
+  if (m.device.is_cuda() && m.ready) {
+    if (m.device == to) {
+      // Same device, another stream: wait for the producer, and keep the memory from being reused
+      // by the producer's stream while this one still reads it.
+      const auto consumer = c10::cuda::getCurrentCUDAStream(to.index());
+      m.ready->event.block(consumer);
+      for (auto* t : tensors)
+        if (t->defined()) t->record_stream(consumer);
+      return;
+    }
+    if (!to.is_cuda()) {
+      m.ready->event.synchronize();
+      for (auto* t : tensors)
+        if (t->defined()) *t = t->to(to);
+      m.device = to;
+      return;
+    }
+    // Device to device: the copy runs on a pool stream of the source device (its current stream
+    // inside the guard) after the producer's event; the destination's current stream waits for it.
+    const auto copy_stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, m.device.index());
+    const c10::cuda::CUDAStreamGuard on_source(copy_stream);
+    m.ready->event.block(copy_stream);
+    for (auto* t : tensors) {
+      if (!t->defined()) continue;
+      auto moved = t->to(to, /*non_blocking=*/true);
+      t->record_stream(copy_stream);
+      *t = std::move(moved);
+    }
+    m.device = to;
+    return;
+  }
+#endif
+  // From the CPU (a pageable source: the copy has read it when it returns), or a CPU-only build.
+  for (auto* t : tensors)
+    if (t->defined()) *t = t->to(to, /*non_blocking=*/to.is_cuda());
+  m.device = to;
+}
+
+}  // namespace
+
+pipeline_executor::pipeline_executor(EncoderClassifier model, torch::Device device, const variant_config& variant,
+                                     bool causal)
+    : model_(std::move(model)),
+      device_(device),
+      precision_(variant.precision),
+      how_{variant.attention, variant.backend, causal},
+      stage_how_{variant.attention, sdpa_backend::auto_select, causal},
+      cfg_(*variant.pipeline),
+      output_(std::make_unique<channel>()),
+      flushed_(std::make_unique<flush_counter>()) {
+  torch::NoGradGuard no_grad;
+  const auto n_stages = static_cast<int64_t>(cfg_.stages.size());
+  const int64_t n_layers = model_->num_layers();
+  TORCH_CHECK(n_stages >= 1 && n_stages <= n_layers, "pipeline: ", n_stages, " stages for ", n_layers,
+              " encoder layers");
+  TORCH_CHECK(cfg_.micro_batch >= 1, "pipeline: micro_batch must be >= 1");
+  std::vector<int64_t> layer_parameters;
+  for (int64_t i = 0; i < n_layers; ++i) layer_parameters.push_back(parameter_count(*model_->layer(i)));
+  std::vector<int64_t> split = cfg_.layers.empty() ? balanced_split(layer_parameters, n_stages) : cfg_.layers;
+  TORCH_CHECK(static_cast<int64_t>(split.size()) == n_stages &&
+                  std::accumulate(split.begin(), split.end(), int64_t{0}) == n_layers,
+              "pipeline: the layer counts must give every stage its layers and add up to ", n_layers);
+  const int caller_threads = at::get_num_threads();
+  threads_per_stage_ = cfg_.threads_per_stage > 0 ? cfg_.threads_per_stage
+                                                  : std::max<int64_t>(1, caller_threads / n_stages);
+
+  const torch::Device model_device = device_of(*model_);
+  const int64_t all_parameters = parameter_count(*model_);
+  int64_t encoder_parameters = 0;
+  for (auto p : layer_parameters) encoder_parameters += p;
+  const int64_t head_parameters = model_->config().mean_pool
+                                      ? 0
+                                      : all_parameters - encoder_parameters - parameter_count(*model_->embeddings());
+  int64_t next = 0;
+  for (int64_t k = 0; k < n_stages; ++k) {
+    auto s = std::make_unique<stage>();
+    s->index = k;
+    s->device = torch::Device(cfg_.stages[static_cast<size_t>(k)]);
+    s->begin = next;
+    s->end = next += split[static_cast<size_t>(k)];
+    s->shares_weights = s->device == model_device;
+    const bool first = k == 0, last = k == n_stages - 1;
+    for (int64_t i = s->begin; i < s->end; ++i) {
+      s->layer_parameters += layer_parameters[static_cast<size_t>(i)];
+      if (s->shares_weights) {
+        s->layers.push_back(model_->layer(i));
+        continue;
+      }
+      EncoderLayer copy(model_->config());
+      copy->eval();
+      copy->to(s->device);
+      copy_parameters(*model_->layer(i), *copy);
+      s->layers.push_back(copy);
+    }
+    s->parameters = s->layer_parameters + (first ? parameter_count(*model_->embeddings()) : 0) +
+                    (last ? head_parameters : 0);
+    if (first || last) {
+      if (s->shares_weights) {
+        s->front = model_;
+      } else {
+        // The model without its encoder layers: embeddings and head, copied to the stage's device.
+        model_config shell = model_->config();
+        shell.layers = 0;
+        s->front = EncoderClassifier(shell);
+        s->front->eval();
+        s->front->to(s->device);
+        copy_parameters(*model_, *s->front);
+      }
+    }
+#ifdef ATTNBENCH_WITH_CUDA
+    if (s->device.is_cuda()) s->stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, s->device.index());
+#endif
+    stages_.push_back(std::move(s));
+  }
+  for (int64_t k = 0; k < n_stages; ++k)
+    stages_[static_cast<size_t>(k)]->out = k + 1 < n_stages ? &stages_[static_cast<size_t>(k) + 1]->in : output_.get();
+
+  // One thread at a time: at::set_num_threads also touches process-wide state (oneDNN's cache,
+  // the global default new threads start from), which must not race.
+  for (auto& s : stages_) {
+    stage& st = *s;
+    st.thread = std::thread([this, &st] { run_stage(st); });
+    std::unique_lock<std::mutex> lock(st.start_mutex);
+    st.start_changed.wait(lock, [&] { return st.started; });
+  }
+  // The stage threads left their count as the default for threads started later: put the
+  // caller's back (its own OpenMP team size never changed).
+  at::set_num_threads(caller_threads);
+}
+
+pipeline_executor::~pipeline_executor() {
+  if (stages_.empty()) return;
+  message stop;
+  stop.stop = true;
+  stages_.front()->in.push(std::move(stop));
+  for (auto& s : stages_)
+    if (s->thread.joinable()) s->thread.join();
+}
+
+std::vector<std::pair<int64_t, int64_t>> pipeline_executor::stage_layers() const {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& s : stages_) out.emplace_back(s->begin, s->end);
+  return out;
+}
+
+std::vector<int> pipeline_executor::stage_threads() const {
+  std::vector<int> out;
+  for (const auto& s : stages_) out.push_back(s->threads_seen.load());
+  return out;
+}
+
+void pipeline_executor::inject_fault_for_test(int64_t stage, int64_t micro_batch) {
+  stages_.at(static_cast<size_t>(stage))->fault_at = micro_batch;
+}
+
+std::string pipeline_executor::stage_name(const stage& s) const {
+  return fmt::format("pipeline stage {} ({}, encoder layers {}-{})", s.index, s.device.str(), s.begin, s.end - 1);
+}
+
+void pipeline_executor::run_stage(stage& s) {
+  // Thread-local state, set here because a new thread inherits none of the caller's.
+  at::set_num_threads(static_cast<int>(threads_per_stage_));  // this thread's OpenMP team size
+  torch::InferenceMode inference;
+#ifdef ATTNBENCH_WITH_CUDA
+  std::optional<c10::cuda::CUDAStreamGuard> on_stream;
+  if (s.stream) on_stream.emplace(*s.stream);  // also makes the stage's device current
+#endif
+  s.threads_seen = at::get_num_threads();
+  {
+    const std::lock_guard<std::mutex> lock(s.start_mutex);
+    s.started = true;
+  }
+  s.start_changed.notify_all();
+
+  std::optional<autocast_scope> amp;
+  for (;;) {
+    message m = s.in.pop();
+    if (m.stop) {
+      s.out->push(std::move(m));
+      return;
+    }
+    // Autocast per batch, as the plain executor opens it: its weight casts are cached for a batch.
+    if (m.first) amp.emplace(precision_, s.device.type());
+    if (m.error.empty()) {
+      const auto t0 = clock_type::now();
+      try {
+        compute(s, m);
+      } catch (const std::exception& e) {
+        const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+        m.error = fmt::format("{} failed on micro-batch {}: {}", stage_name(s), m.index,
+                              c10_error ? c10_error->what_without_backtrace() : e.what());
+        m.x = m.padding_mask = torch::Tensor();
+        m.mask = attention_mask{};
+        m.ready.reset();
+      }
+      if (!s.device.is_cuda()) s.busy_ms += ms_since(t0);
+    }
+    const bool last = m.last;
+    s.out->push(std::move(m));
+    if (!last) continue;
+    amp.reset();
+#ifdef ATTNBENCH_WITH_CUDA
+    // The batch is flushed: settle its device time (waiting here only holds this stage's thread).
+    // A micro-batch that failed midway has an end event never recorded: it has no time to add.
+    try {
+      for (auto& [start, end] : s.timing) {
+        if (!start.isCreated() || !end.isCreated()) continue;
+        end.synchronize();
+        s.busy_ms += start.elapsed_time(end);
+      }
+    } catch (const c10::Error&) {
+      // The failure itself already reached forward() with its micro-batch.
+    }
+    s.timing.clear();
+#endif
+    flushed_->add();
+  }
+}
+
+void pipeline_executor::compute(stage& s, message& m) {
+  TORCH_CHECK(s.fault_at.load() != m.index, "injected test fault");
+  receive(m, s.device);
+#ifdef ATTNBENCH_WITH_CUDA
+  if (s.stream) {
+    s.timing.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
+    s.timing.back().first.record(*s.stream);
+  }
+#endif
+  const bool first = s.index == 0, last = s.index + 1 == static_cast<int64_t>(stages_.size());
+  torch::Tensor x = first ? s.front->embed(m.x) : m.x;  // (b, S, H)
+  for (auto& layer : s.layers) {
+    RECORD_USER_SCOPE("encoder.layer");
+    x = layer->forward(x, m.mask, stage_how_);  // (b, S, H)
+  }
+  m.x = last ? s.front->head(x, m.padding_mask) : x;  // (b, C) after the head
+#ifdef ATTNBENCH_WITH_CUDA
+  if (s.stream) {
+    s.timing.back().second.record(*s.stream);
+    m.ready = std::make_shared<handoff_event>();
+    m.ready->event.record(*s.stream);
+  } else {
+    m.ready.reset();
+  }
+#endif
+}
+
+torch::Tensor pipeline_executor::do_forward(const batch& b) {
+  const auto t0 = clock_type::now();
+  // The SDPA backend flags are process-wide: set them once here for every stage thread (each
+  // attention call opening its own guard would race on them), and let the stages run with "auto",
+  // which leaves the flags alone.
+  const sdpa_backend_guard backend(how_.kind == attention_kind::sdpa ? how_.backend : sdpa_backend::auto_select,
+                                   device_);
+  const int64_t rows = b.input_ids.size(0);
+  const int64_t n_micro = (rows + cfg_.micro_batch - 1) / cfg_.micro_batch;
+  // Masked or not is decided for the whole batch, as the plain executor does, so a micro-batch
+  // without padding runs the same kernels as its rows would in the whole batch.
+  const bool padded = b.real_tokens < b.input_ids.numel();
+  const attention_mask mask =
+      make_attention_mask(padded ? b.padding_mask : torch::Tensor(), how_.causal, how_.kind);
+  std::shared_ptr<handoff_event> inputs_ready;
+#ifdef ATTNBENCH_WITH_CUDA
+  if (device_.is_cuda()) {
+    inputs_ready = std::make_shared<handoff_event>();
+    inputs_ready->event.record(c10::cuda::getCurrentCUDAStream(device_.index()));
+  }
+#endif
+  flushed_->reset();
+  for (int64_t k = 0; k < n_micro; ++k) {
+    const int64_t start = k * cfg_.micro_batch, len = std::min(cfg_.micro_batch, rows - start);
+    message m;
+    m.index = k;
+    m.first = k == 0;
+    m.last = k + 1 == n_micro;
+    m.x = b.input_ids.narrow(0, start, len);  // (b, S)
+    if (padded) m.padding_mask = b.padding_mask.narrow(0, start, len);
+    if (mask.keep.defined()) m.mask.keep = mask.keep.narrow(0, start, len);
+    if (mask.additive.defined()) m.mask.additive = mask.additive.narrow(0, start, len);
+    m.mask.causal = mask.causal;
+    m.device = b.input_ids.device();
+    m.ready = inputs_ready;
+    stages_.front()->in.push(std::move(m));
+  }
+  // Collect every micro-batch, errors included, so that nothing is left in flight.
+  std::vector<torch::Tensor> outputs(static_cast<size_t>(n_micro));
+  std::string error;
+  for (int64_t k = 0; k < n_micro; ++k) {
+    message m = output_->pop();
+    if (m.error.empty()) {
+      try {
+        receive(m, device_);
+        outputs[static_cast<size_t>(m.index)] = m.x;
+      } catch (const c10::Error& e) {
+        m.error = fmt::format("pipeline: moving the outputs to {} failed: {}", device_.str(), e.what_without_backtrace());
+      }
+    }
+    if (!m.error.empty() && error.empty()) error = m.error;
+  }
+  flushed_->wait_for(stage_count());
+  ++forwards_;
+  micro_batches_ += n_micro;
+  forward_ms_ += ms_since(t0);
+  TORCH_CHECK(error.empty(), error);
+  return torch::cat(outputs, 0);  // (B, C) in the batch's row order
+}
+
+void pipeline_executor::do_annotate(variant_result& r) {
+  pipeline_info& p = r.pipeline;
+  p.used = true;
+  p.micro_batch = cfg_.micro_batch;
+  p.threads_per_stage = threads_per_stage_;
+  const double per_pass = forwards_ > 0 ? static_cast<double>(r.batches) / static_cast<double>(forwards_) : not_a_number;
+  p.micro_batches_per_pass = micro_batches_ * per_pass;
+  p.pass_ms = forward_ms_ * per_pass;
+  double busy = 0;
+  for (const auto& s : stages_) {
+    pipeline_stage_info st;
+    st.device = s->device.str();
+    st.layer_begin = s->begin;
+    st.layer_end = s->end;
+    st.parameters = s->parameters;
+    st.layer_parameters = s->layer_parameters;
+    st.shares_weights = s->shares_weights;
+    st.busy_ms_per_pass = s->busy_ms * per_pass;
+    busy += st.busy_ms_per_pass;
+    p.stages.push_back(st);
+  }
+  if (p.pass_ms > 0) p.bubble_fraction = 1.0 - busy / static_cast<double>(stages_.size()) / p.pass_ms;
+}
+
+}  // namespace attnbench
