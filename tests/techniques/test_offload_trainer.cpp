@@ -143,7 +143,7 @@ TEST_CASE("offloaded training reports forward, backward and gradient bytes and t
   CHECK(o.bytes_per_pass == 3 * o.d2h_bytes_per_pass);
   CHECK(o.resident_weight_bytes == o.full_weight_bytes - 2 * trainer.layer_bytes());
   CHECK(o.copy_ms_per_pass > 0);
-  CHECK(o.hidden_share == 0);  // synchronous copies hide nothing
+  CHECK(o.hidden_share == Approx(0).margin(1e-9));  // synchronous copies hide nothing (sums of the same times, rounded apart)
   CHECK(o.optimizer == offload_optimizer_note);
   CHECK(r.notes == std::vector<std::string>{offload_optimizer_note});
   trainer.annotate(r);
