@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "parallel/shard.hpp"
+#include "parallel/worker_thread.hpp"
 #include "stats/summary.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA
@@ -53,10 +54,11 @@ data_parallel_executor::data_parallel_executor(const EncoderClassifier& model, c
                                               batching.plan(data, shard_rows), assemble_inputs);
     workers_.push_back(std::move(w));
   }
-  for (auto& w : workers_) w->thread = std::thread([this, &w = *w] { work(w); });
-  // Wait until every worker has set its thread count, so that what it saw can be reported.
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return started_ == static_cast<int64_t>(workers_.size()); });
+  for (auto& w : workers_) {
+    int seen = 0;
+    w->thread = start_worker_thread(w->threads, [this, &w = *w] { work(w); }, &seen);
+    w->threads_seen = seen;
+  }
 }
 
 data_parallel_executor::~data_parallel_executor() {
@@ -70,17 +72,10 @@ data_parallel_executor::~data_parallel_executor() {
 }
 
 void data_parallel_executor::work(worker& w) {
-  if (w.threads > 0) at::set_num_threads(static_cast<int>(w.threads));  // this thread's team only (OpenMP)
 #ifdef ATTNBENCH_WITH_CUDA
   std::optional<c10::cuda::CUDAGuard> guard;
   if (w.shard->device().is_cuda()) guard.emplace(w.shard->device().index());
 #endif
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    w.threads_seen = at::get_num_threads();
-    ++started_;
-  }
-  done_.notify_all();
   for (;;) {
     bool keep = false;
     {
@@ -166,17 +161,9 @@ void data_parallel_executor::do_annotate(variant_result& r) {
   p.used = true;
   p.mode = "threads";
   p.world_size = static_cast<int64_t>(workers_.size());
-  // Per timed pass: the slowest worker's busy time over the mean.
-  std::vector<double> imbalance;
-  for (std::size_t k = 0; !workers_.empty() && k < workers_.front()->pass_s.size(); ++k) {
-    double slowest = 0, sum = 0;
-    for (const auto& w : workers_) {
-      slowest = std::max(slowest, w->pass_s[k]);
-      sum += w->pass_s[k];
-    }
-    imbalance.push_back(slowest / (sum / static_cast<double>(workers_.size())));
-  }
-  p.imbalance = imbalance.empty() ? not_a_number : percentile(imbalance, 50);
+  std::vector<std::vector<double>> pass_s;
+  for (const auto& w : workers_) pass_s.push_back(w->pass_s);
+  p.imbalance = median_imbalance(pass_s);
   for (const auto& w : workers_) {
     parallel_worker pw;
     pw.device = w->shard->device().str();

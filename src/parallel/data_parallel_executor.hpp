@@ -2,11 +2,9 @@
 // GPU, or a share of the CPU's cores), one worker thread each, the workload sharded by token
 // count so that the shards finish together, outputs gathered back in sample order.
 //
-// Intra-op threads per worker: at::set_num_threads is process-wide with LibTorch's native thread
-// pool, but this LibTorch is built on OpenMP (at::get_parallel_info()), where it sets the calling
-// thread's OpenMP team size only (OpenMP's nthreads-var is a per-thread setting). Each worker
-// thread therefore calls it itself when it starts: two CPU workers × 1 thread use one core each,
-// and the thread that started them keeps its own count.
+// Intra-op threads per worker: each worker thread sets its own count when it starts
+// (parallel/worker_thread.hpp says how, on this OpenMP LibTorch): two CPU workers × 1 thread use
+// one core each, and the thread that started them keeps its own count.
 #pragma once
 
 #include <condition_variable>
@@ -59,7 +57,6 @@ class data_parallel_executor : public executor_base {
   std::condition_variable done_;   // the runner waits here for the workers
   int64_t generation_ = 0;         // passes started
   int64_t finished_ = 0;           // workers done with the current pass
-  int64_t started_ = 0;            // workers whose thread has set itself up
   bool keep_outputs_ = false;
   bool stopping_ = false;
 };

@@ -125,16 +125,7 @@ void distributed_executor::do_annotate(variant_result& r) {
   p.mode = "processes";
   p.world_size = world_.size();
   p.backend = world_.backend();
-  std::vector<double> imbalance;
-  for (std::size_t k = 0; !rank_s_.empty() && k < rank_s_.front().size(); ++k) {
-    double slowest = 0, sum = 0;
-    for (const auto& s : rank_s_) {
-      slowest = std::max(slowest, s[k]);
-      sum += s[k];
-    }
-    imbalance.push_back(slowest / (sum / static_cast<double>(rank_s_.size())));
-  }
-  p.imbalance = imbalance.empty() ? not_a_number : percentile(imbalance, 50);
+  p.imbalance = median_imbalance(rank_s_);
   const torch::Device device = shard_->device();
   for (std::size_t i = 0; i < rank_s_.size(); ++i) {
     parallel_worker w;

@@ -4,12 +4,28 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "report/result.hpp"
+#include "stats/summary.hpp"
+
 namespace attnbench {
 
 int64_t tokens_of(const dataset& data, const std::vector<int64_t>& rows) {
   int64_t n = 0;
   for (auto r : rows) n += static_cast<int64_t>(data.samples[static_cast<std::size_t>(r)].size());
   return n;
+}
+
+double median_imbalance(const std::vector<std::vector<double>>& per_worker) {
+  std::vector<double> ratios;
+  for (std::size_t k = 0; !per_worker.empty() && k < per_worker.front().size(); ++k) {
+    double slowest = 0, sum = 0;
+    for (const auto& w : per_worker) {
+      slowest = std::max(slowest, w[k]);
+      sum += w[k];
+    }
+    ratios.push_back(slowest / (sum / static_cast<double>(per_worker.size())));
+  }
+  return ratios.empty() ? not_a_number : percentile(ratios, 50);
 }
 
 std::vector<std::vector<int64_t>> shard_by_tokens(const dataset& data, const std::vector<int64_t>& rows,

@@ -16,6 +16,11 @@ namespace attnbench {
 std::vector<std::vector<int64_t>> shard_by_tokens(const dataset& data, const std::vector<int64_t>& rows,
                                                   int64_t workers);
 
+// How unevenly the workers finished: per pass the slowest worker's time over the mean, the median
+// over passes (1 when the shards finish together). per_worker[w][k]: worker w's busy time in
+// pass k, every worker with the same passes. NaN without passes.
+double median_imbalance(const std::vector<std::vector<double>>& per_worker);
+
 // Tokens in `rows`.
 int64_t tokens_of(const dataset& data, const std::vector<int64_t>& rows);
 

@@ -178,12 +178,13 @@ void check_pass(prepared_variant& v, const dataset& data, torch::Device device) 
     const whole_pass p = v.executor->run_pass(/*keep_outputs=*/true);
     v.outputs = torch::zeros({n, p.outputs.size(1)}, torch::kFloat);
     v.outputs.index_copy_(0, torch::tensor(p.sample_index, torch::kLong), p.outputs);
-  }
-  for (std::size_t k = 0; k < v.plans.size() && !v.executor->runs_whole_passes(); ++k) {
-    const batch& b = batch_for(v, k, scratch);
-    auto logits = v.executor->forward(b).to(torch::kCPU);  // (B, C)
-    if (!v.outputs.defined()) v.outputs = torch::zeros({n, logits.size(1)}, torch::kFloat);
-    v.outputs.index_copy_(0, torch::tensor(b.sample_index, torch::kLong), logits);
+  } else {
+    for (std::size_t k = 0; k < v.plans.size(); ++k) {
+      const batch& b = batch_for(v, k, scratch);
+      auto logits = v.executor->forward(b).to(torch::kCPU);  // (B, C)
+      if (!v.outputs.defined()) v.outputs = torch::zeros({n, logits.size(1)}, torch::kFloat);
+      v.outputs.index_copy_(0, torch::tensor(b.sample_index, torch::kLong), logits);
+    }
   }
   synchronize(device);
   v.result.peak_memory_bytes = memory.peak_bytes();

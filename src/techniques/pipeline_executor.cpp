@@ -13,6 +13,7 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
+#include "parallel/worker_thread.hpp"
 #include "techniques/precision.hpp"
 #include "techniques/sdpa_backend_guard.hpp"
 
@@ -176,9 +177,6 @@ struct pipeline_executor::stage {
   std::atomic<int> threads_seen{0};
   std::atomic<int64_t> fault_at{-1};
   double busy_ms = 0;  // written by the stage thread; read after a flush
-  bool started = false;
-  std::mutex start_mutex;
-  std::condition_variable start_changed;
 #ifdef ATTNBENCH_WITH_CUDA
   std::optional<c10::cuda::CUDAStream> stream;
   std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> timing;  // this batch's micro-batches
@@ -311,17 +309,13 @@ pipeline_executor::pipeline_executor(EncoderClassifier model, torch::Device devi
   for (int64_t k = 0; k < n_stages; ++k)
     stages_[static_cast<size_t>(k)]->out = k + 1 < n_stages ? &stages_[static_cast<size_t>(k) + 1]->in : output_.get();
 
-  // One thread at a time: at::set_num_threads also touches process-wide state (oneDNN's cache,
-  // the global default new threads start from), which must not race.
+  // One thread at a time, each with its own intra-op threads (parallel/worker_thread.hpp).
   for (auto& s : stages_) {
     stage& st = *s;
-    st.thread = std::thread([this, &st] { run_stage(st); });
-    std::unique_lock<std::mutex> lock(st.start_mutex);
-    st.start_changed.wait(lock, [&] { return st.started; });
+    int seen = 0;
+    st.thread = start_worker_thread(threads_per_stage_, [this, &st] { run_stage(st); }, &seen);
+    st.threads_seen = seen;
   }
-  // The stage threads left their count as the default for threads started later: put the
-  // caller's back (its own OpenMP team size never changed).
-  at::set_num_threads(caller_threads);
 }
 
 pipeline_executor::~pipeline_executor() {
@@ -354,19 +348,13 @@ std::string pipeline_executor::stage_name(const stage& s) const {
 }
 
 void pipeline_executor::run_stage(stage& s) {
-  // Thread-local state, set here because a new thread inherits none of the caller's.
-  at::set_num_threads(static_cast<int>(threads_per_stage_));  // this thread's OpenMP team size
+  // Thread-local state, set here because a new thread inherits none of the caller's (its
+  // intra-op thread count was set by start_worker_thread).
   torch::InferenceMode inference;
 #ifdef ATTNBENCH_WITH_CUDA
   std::optional<c10::cuda::CUDAStreamGuard> on_stream;
   if (s.stream) on_stream.emplace(*s.stream);  // also makes the stage's device current
 #endif
-  s.threads_seen = at::get_num_threads();
-  {
-    const std::lock_guard<std::mutex> lock(s.start_mutex);
-    s.started = true;
-  }
-  s.start_changed.notify_all();
 
   std::optional<autocast_scope> amp;
   for (;;) {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <numeric>
+#include <thread>
 
 #include "check/output_check.hpp"
 #include "runner/runner.hpp"
@@ -52,7 +53,10 @@ TEST_CASE("data parallel threads: two CPU workers, one thread each, outputs of o
   const int before = at::get_num_threads();
   data_parallel_executor dp(model, vc, false, data, rows, batching, false);
   CHECK(dp.worker_threads() == std::vector<int64_t>{1, 1});  // each worker its own share …
-  CHECK(at::get_num_threads() == before);                   // … and the caller keeps its own
+  CHECK(at::get_num_threads() == before);                   // … and the caller keeps its own,
+  int later = 0;                                            // … as does a thread started afterwards
+  std::thread([&] { later = at::get_num_threads(); }).join();
+  CHECK(later == before);
 
   const whole_pass p = dp.run_pass(true);
   REQUIRE(p.outputs.defined());

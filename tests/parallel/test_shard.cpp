@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -61,6 +62,14 @@ TEST_CASE("shards: a subset of rows, and more workers than rows", "[parallel]") 
   CHECK(shards[1] == std::vector<int64_t>{3});
   CHECK(shards[2].empty());
   CHECK_THROWS_AS(shard_by_tokens(d, {0}, 0), std::invalid_argument);
+}
+
+TEST_CASE("imbalance: the slowest worker over the mean per pass, the median over passes", "[parallel]") {
+  // pass 0: 3 / 2 = 1.5; pass 1: 2 / 2 = 1; pass 2: 4 / 3 ≈ 1.333
+  CHECK(median_imbalance({{1, 2, 2}, {3, 2, 4}}) == Approx(4.0 / 3.0));
+  CHECK(median_imbalance({{5}, {5}, {5}}) == 1.0);
+  CHECK(std::isnan(median_imbalance({})));
+  CHECK(std::isnan(median_imbalance({{}, {}})));
 }
 
 namespace {

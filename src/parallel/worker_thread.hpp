@@ -1,0 +1,21 @@
+// Worker threads with their own intra-op thread count: data-parallel workers and pipeline stages.
+//
+// This LibTorch is built on OpenMP, where at::set_num_threads called in a thread sets that thread's
+// OpenMP team size (OpenMP's nthreads-var is per thread) — but it also sets process-wide state:
+// the default that threads started later begin from, and MKL's thread count. So workers start one
+// at a time through start_worker_thread(), and the caller's count is put back afterwards.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <thread>
+
+namespace attnbench {
+
+// Starts `body` on a new thread that first sets its intra-op threads to `threads` (0 keeps the
+// default), and returns once it has; `threads_seen` (may be null) receives what
+// at::get_num_threads() then says in that thread. The caller's count is restored as the process
+// default before returning. Not for concurrent use: start workers one after another.
+std::thread start_worker_thread(int64_t threads, std::function<void()> body, int* threads_seen);
+
+}  // namespace attnbench
