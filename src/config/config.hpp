@@ -124,8 +124,8 @@ struct offload_config {
   std::string target;          // "" = the run's device (an accelerator); "cpu" exercises the mechanism on the CPU
 };
 
-// Data parallelism (parallel/): the workload is sharded by token count among workers, each with
-// the whole model. "threads": worker threads of this process, one per entry of `devices`;
+// Data parallelism (parallel/): a pass's batches are dealt out among workers by their FLOPs, each
+// worker with the whole model. "threads": worker threads of this process, one per entry of `devices`;
 // "processes": the ranks of `attnbench launch` (or torchrun, srun), one device each.
 enum class parallel_mode { threads, processes };
 std::string to_string(parallel_mode m);  // "threads", "processes"

@@ -42,16 +42,16 @@ data_parallel_executor::data_parallel_executor(const EncoderClassifier& model, c
   const auto n = static_cast<int64_t>(pc.devices.size());
   const int64_t threads =
       pc.threads_per_worker > 0 ? pc.threads_per_worker : std::max<int64_t>(1, at::get_num_threads() / n);
-  const auto shards = shard_by_tokens(data, rows, n);
+  auto shards = shard_batches(data, batching.plan(data, rows), model->config(), n);
   for (int64_t i = 0; i < n; ++i) {
     auto w = std::make_unique<worker>();
     const torch::Device device(pc.devices[static_cast<std::size_t>(i)]);
-    const auto& shard_rows = shards[static_cast<std::size_t>(i)];
-    w->samples = static_cast<int64_t>(shard_rows.size());
-    w->real_tokens = tokens_of(data, shard_rows);
+    shard& s = shards[static_cast<std::size_t>(i)];
+    w->samples = s.samples;
+    w->real_tokens = s.real_tokens;
     w->threads = device.is_cpu() ? threads : 0;
     w->shard = std::make_unique<shard_runner>(replicate(model, device), device, variant, causal, data,
-                                              batching.plan(data, shard_rows), assemble_inputs);
+                                              std::move(s.plans), assemble_inputs);
     workers_.push_back(std::move(w));
   }
   for (auto& w : workers_) {

@@ -1,6 +1,7 @@
 // Data parallelism in one process, the article's section 2.5: one model replica per worker (a
-// GPU, or a share of the CPU's cores), one worker thread each, the workload sharded by token
-// count so that the shards finish together, outputs gathered back in sample order.
+// GPU, or a share of the CPU's cores), one worker thread each, the pass's batches dealt out by
+// FLOPs so that the workers finish together (parallel/shard.hpp), outputs gathered back in sample
+// order.
 //
 // Intra-op threads per worker: each worker thread sets its own count when it starts
 // (parallel/worker_thread.hpp says how, on this OpenMP LibTorch): two CPU workers × 1 thread use
@@ -27,7 +28,7 @@ namespace attnbench {
 
 class data_parallel_executor : public executor_base {
  public:
-  // `rows`: the dataset rows a pass computes; `batching` plans each shard's batches. CPU workers
+  // `rows`: the dataset rows a pass computes; `batching` plans the pass's batches, then shared out. CPU workers
   // get `parallel.threads_per_worker` threads, or the caller's thread count ÷ workers.
   data_parallel_executor(const EncoderClassifier& model, const variant_config& variant, bool causal,
                          const dataset& data, const std::vector<int64_t>& rows, const batching_base& batching,

@@ -41,19 +41,18 @@ distributed_executor::distributed_executor(distributed_world& world, const Encod
                                            const dataset& data, const std::vector<int64_t>& rows,
                                            const batching_base& batching, bool assemble_inputs)
     : world_(world), name_(variant.name), threads_(variant.parallel->threads_per_worker) {
-  const auto shards = shard_by_tokens(data, rows, world_.size());
+  auto shards = shard_batches(data, batching.plan(data, rows), model->config(), world_.size());
   std::vector<batch_plan> mine;
   for (int r = 0; r < world_.size(); ++r) {
-    const auto& shard_rows = shards[static_cast<std::size_t>(r)];
-    auto plans = batching.plan(data, shard_rows);
+    shard& s = shards[static_cast<std::size_t>(r)];
     std::vector<int64_t> order;
-    for (const auto& p : plans) order.insert(order.end(), p.rows.begin(), p.rows.end());
+    for (const auto& p : s.plans) order.insert(order.end(), p.rows.begin(), p.rows.end());
     order_.push_back(std::move(order));
-    samples_.push_back(static_cast<int64_t>(shard_rows.size()));
-    tokens_.push_back(tokens_of(data, shard_rows));
-    batches_.push_back(static_cast<int64_t>(plans.size()));
-    all_plans_.insert(all_plans_.end(), plans.begin(), plans.end());
-    if (r == world_.rank()) mine = std::move(plans);
+    samples_.push_back(s.samples);
+    tokens_.push_back(s.real_tokens);
+    batches_.push_back(static_cast<int64_t>(s.plans.size()));
+    all_plans_.insert(all_plans_.end(), s.plans.begin(), s.plans.end());
+    if (r == world_.rank()) mine = std::move(s.plans);
   }
   const torch::Device device = rank_device(world_, run_device);
   shard_ = std::make_unique<shard_runner>(device == run_device ? model : replicate(model, device), device, variant,

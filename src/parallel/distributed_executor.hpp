@@ -1,6 +1,6 @@
 // Data parallelism across the ranks of a multi-process run (parallel mode "processes"): every
-// rank computes the same token-balanced split of the workload and runs its own shard on its own
-// device; timings and outputs are all-gathered, so rank 0 can check them and write the reports.
+// rank computes the same FLOP-balanced split of the pass's batches and runs its own shard on its
+// own device; timings and outputs are all-gathered, so rank 0 can check them and write the reports.
 // A timed pass is: meet, barrier, this rank's shard, barrier; its time is the slowest rank's.
 #pragma once
 

@@ -210,7 +210,7 @@ void write_offload(const offload_info& o, std::ostream& out) {
 }
 
 void write_parallel(const parallel_info& p, std::ostream& out) {
-  out << fmt::format("  - data parallel, {} {}{}: workload sharded by token count; slowest worker / mean {}\n",
+  out << fmt::format("  - data parallel, {} {}{}: batches dealt out by FLOPs; slowest worker / mean {}\n",
                      p.world_size, p.mode == "processes" ? "ranks" : "worker threads",
                      p.backend.empty() ? "" : fmt::format(" ({})", p.backend), fixed(p.imbalance, 3));
   for (std::size_t i = 0; i < p.workers.size(); ++i) {

@@ -96,7 +96,7 @@ struct offload_info {
   double h2d_gb_per_s = not_a_number;         // host → device bytes / host → device copy time
 };
 
-// Data parallelism (parallel issue): the workload sharded by token count among workers (threads
+// Data parallelism (parallel issue): a pass's batches dealt out by FLOPs among workers (threads
 // of this process, or ranks of a multi-process run), each with the whole model.
 struct parallel_worker {
   std::string device;          // "cpu", "cuda:1"; a rank's: its device

@@ -1,4 +1,4 @@
-// The token-balanced split of a workload, and how a rank reads who it is from the environment.
+// The FLOP-balanced split of a pass, and how a rank reads who it is from the environment.
 #include "parallel/shard.hpp"
 
 #include <catch2/catch.hpp>
@@ -22,46 +22,57 @@ dataset with_lengths(const std::vector<int64_t>& lengths) {
   return d;
 }
 
-std::vector<int64_t> all_rows(const dataset& d) {
-  std::vector<int64_t> rows(d.samples.size());
-  std::iota(rows.begin(), rows.end(), 0);
-  return rows;
-}
 
 }  // namespace
 
-TEST_CASE("shards: every row once, in dataset order, tokens within one sample of each other", "[parallel]") {
-  const dataset d = with_lengths({100, 3, 50, 50, 7, 90, 10, 10, 60, 20});
+TEST_CASE("assign by cost: every item once, in order, loads within one item of each other", "[parallel]") {
+  const std::vector<double> cost{100, 3, 50, 50, 7, 90, 10, 10, 60, 20};
   for (int64_t workers : {1, 2, 3, 4}) {
-    const auto shards = shard_by_tokens(d, all_rows(d), workers);
-    REQUIRE(static_cast<int64_t>(shards.size()) == workers);
-    std::vector<int64_t> seen;
-    int64_t most = 0, least = std::numeric_limits<int64_t>::max();
-    for (const auto& s : shards) {
-      CHECK(std::is_sorted(s.begin(), s.end()));
-      seen.insert(seen.end(), s.begin(), s.end());
-      most = std::max(most, tokens_of(d, s));
-      least = std::min(least, tokens_of(d, s));
+    const auto parts = assign_by_cost(cost, workers);
+    REQUIRE(static_cast<int64_t>(parts.size()) == workers);
+    std::vector<std::size_t> seen;
+    double most = 0, least = 1e300;
+    for (const auto& p : parts) {
+      CHECK(std::is_sorted(p.begin(), p.end()));
+      seen.insert(seen.end(), p.begin(), p.end());
+      double load = 0;
+      for (auto i : p) load += cost[i];
+      most = std::max(most, load);
+      least = std::min(least, load);
     }
     std::sort(seen.begin(), seen.end());
-    CHECK(seen == all_rows(d));
-    CHECK(most - least <= 100);  // the longest sample
+    std::vector<std::size_t> all(cost.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    CHECK(seen == all);
+    CHECK(most - least <= 100);  // the costliest item
   }
-  // Greedy longest-first on {100, 90, 60, 50, 50, 20, 10, 10, 7, 3}: 200 against 200.
-  const auto two = shard_by_tokens(d, all_rows(d), 2);
-  CHECK(tokens_of(d, two[0]) == 200);
-  CHECK(tokens_of(d, two[1]) == 200);
-  CHECK(two[0] == std::vector<int64_t>{0, 2, 3});  // by tokens, not by halves of the sample list
-  CHECK(two[1] == std::vector<int64_t>{1, 4, 5, 6, 7, 8, 9});
+  // Costliest first on {100, 90, 60, 50, 50, 20, 10, 10, 7, 3}: 200 against 200.
+  const auto two = assign_by_cost(cost, 2);
+  CHECK(two[0] == std::vector<std::size_t>{0, 2, 3});  // by cost, not by halves of the list
+  CHECK(two[1] == std::vector<std::size_t>{1, 4, 5, 6, 7, 8, 9});
+  CHECK(assign_by_cost({5, 5}, 3)[2].empty());  // more workers than items: some idle
+  CHECK_THROWS_AS(assign_by_cost({1}, 0), std::invalid_argument);
 }
 
-TEST_CASE("shards: a subset of rows, and more workers than rows", "[parallel]") {
-  const dataset d = with_lengths({5, 5, 5, 5});
-  const auto shards = shard_by_tokens(d, {1, 3}, 3);
-  CHECK(shards[0] == std::vector<int64_t>{1});
-  CHECK(shards[1] == std::vector<int64_t>{3});
-  CHECK(shards[2].empty());
-  CHECK_THROWS_AS(shard_by_tokens(d, {0}, 0), std::invalid_argument);
+TEST_CASE("shard batches: whole batches by forward FLOPs, samples and tokens counted", "[parallel]") {
+  const dataset d = with_lengths({30, 30, 30, 30, 8, 8, 8, 8, 8, 8, 8, 8});
+  model_config m;
+  m.layers = 2;
+  m.hidden = 64;
+  m.heads = 2;
+  m.ffn = 256;
+  m.num_labels = 2;
+  // Two long batches and two short ones: each worker gets one of each, not the two long ones.
+  const std::vector<batch_plan> plans{{{0, 1}, 30}, {{2, 3}, 30}, {{4, 5, 6, 7}, 8}, {{8, 9, 10, 11}, 8}};
+  const auto shards = shard_batches(d, plans, m, 2);
+  REQUIRE(shards.size() == 2);
+  CHECK(shards[0].plans.size() == 2);
+  CHECK(shards[0].plans[0].rows == std::vector<int64_t>{0, 1});
+  CHECK(shards[0].plans[1].rows == std::vector<int64_t>{4, 5, 6, 7});
+  CHECK(shards[1].plans[0].rows == std::vector<int64_t>{2, 3});
+  CHECK(shards[0].samples == 6);
+  CHECK(shards[0].real_tokens == 92);
+  CHECK(shards[0].flops == Approx(shards[1].flops));
 }
 
 TEST_CASE("imbalance: the slowest worker over the mean per pass, the median over passes", "[parallel]") {
