@@ -84,10 +84,17 @@ struct workload_config {
 };
 
 struct measure_config {
-  int64_t warmup = 0;          // untimed passes per variant before the timed ones
-  int64_t repetitions = 0;     // timed passes per variant, interleaved round-robin
-  double min_time_s = 0;       // keep adding rounds until every variant has this much timed time
-  int64_t max_repetitions = 0; // bound on rounds when min_time_s asks for more
+  int64_t warmup = 0;  // untimed passes per variant before the timed ones
+  // Timed rounds (one pass per variant each, interleaved round-robin). `repetitions` given: fixed
+  // mode, exactly that many. Absent: adaptive mode (stats/round_controller.hpp), rounds added
+  // until every interval's relative half-width is at most `target_rel_half_width`.
+  bool adaptive = true;
+  int64_t repetitions = 0;           // fixed mode: timed rounds
+  int64_t min_repetitions = 0;       // adaptive: rounds before the target is tested
+  double target_rel_half_width = 0;  // adaptive: of the 95% throughput and speedup intervals
+  double max_time_s = 0;             // adaptive: budget of the timed phase, seconds (0: none)
+  double min_time_s = 0;             // keep adding rounds until every variant has this much timed time
+  int64_t max_repetitions = 0;       // bound on rounds in either mode
   // Build each batch's input tensors (padding, mask, copy to the device) inside the timed pass,
   // as a serving path does, instead of once before timing. Buffer pooling only matters then.
   bool assemble_inputs = false;

@@ -11,10 +11,13 @@
 namespace attnbench::defaults {
 
 // --- measure ---
-inline constexpr int64_t warmup = 1;             // one untimed pass absorbs lazy init and kernel selection
-inline constexpr int64_t repetitions = 5;        // a median and a spread, yet short enough for CI
-inline constexpr double min_time_s = 0;          // off: repetitions alone decide unless asked
-inline constexpr int64_t max_repetitions = 100;  // bounds a min_time_s run (raised to repetitions)
+inline constexpr int64_t warmup = 1;  // one untimed pass absorbs lazy init and kernel selection
+inline constexpr int64_t min_repetitions =
+    5;  // adaptive: a t-interval from 4 dof before the target is tested
+inline constexpr double target_rel_half_width = 0.02;  // adaptive: ±2%, nvbench's order of magnitude
+inline constexpr double max_time_s = 60;         // adaptive: a minute of timed rounds bounds a noisy run
+inline constexpr double min_time_s = 0;          // off: the repetition rule alone decides unless asked
+inline constexpr int64_t max_repetitions = 100;  // bounds either mode (raised to a fixed `repetitions`)
 
 // --- machine ---
 inline constexpr std::string_view device = "auto";  // the GPU when there is one, else the CPU

@@ -19,8 +19,8 @@
 #include "common/error.hpp"
 #include "config/config_defaults.hpp"
 #include "config/hf_config.hpp"
-#include "model/safetensors.hpp"
 #include "config/profile_config.hpp"
+#include "model/safetensors.hpp"
 
 namespace attnbench {
 namespace {
@@ -38,11 +38,13 @@ const names model_keys{"preset",         "layers",        "hidden",          "he
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed",       "weights",
                        "config",         "torchscript"};
 // With model.config the dimensions come from config.json, so these may not be given too.
-const names hf_dim_keys{"preset",     "layers",          "hidden",         "heads", "ffn", "vocab_size",
-                        "max_positions", "type_vocab_size", "layer_norm_eps", "num_labels", "seed", "causal"};
-const names workload_keys{"samples", "lengths", "max_length", "seed", "file", "duplicate_fraction", "text", "vocab",
-                          "lowercase"};
-const names measure_keys{"warmup", "repetitions", "min_time_s", "max_repetitions", "assemble_inputs"};
+const names hf_dim_keys{"preset",     "layers",        "hidden",          "heads",          "ffn",
+                        "vocab_size", "max_positions", "type_vocab_size", "layer_norm_eps", "num_labels",
+                        "seed",       "causal"};
+const names workload_keys{"samples", "lengths", "max_length", "seed", "file", "duplicate_fraction",
+                          "text",    "vocab",   "lowercase"};
+const names measure_keys{"warmup",     "repetitions", "min_repetitions", "target_rel_half_width",
+                         "max_time_s", "min_time_s",  "max_repetitions", "assemble_inputs"};
 const names check_block_keys{"tolerances"};
 // Batching keys shared by every kind, then each kind's own.
 const names batching_common_keys{"kind", "pool", "cache", "max_queue_delay_ms"};
@@ -716,20 +718,36 @@ class config_reader {
   void read_measure() {
     measure_config& mc = cfg_.measure;
     mc.warmup = defaults::warmup;
-    mc.repetitions = defaults::repetitions;
+    mc.min_repetitions = defaults::min_repetitions;
+    mc.target_rel_half_width = defaults::target_rel_half_width;
+    mc.max_time_s = defaults::max_time_s;
     mc.min_time_s = defaults::min_time_s;
     object_reader m = root_.object("measure");
     m.check_keys(measure_keys);
     assign(mc.warmup, m.integer("warmup", 0));
     auto repetitions = m.integer("repetitions", 1);
     assign(mc.repetitions, repetitions);
+    mc.adaptive = !m.has("repetitions");
+    auto min_repetitions = m.integer("min_repetitions", 2);
+    assign(mc.min_repetitions, min_repetitions);
+    assign(mc.target_rel_half_width, m.number("target_rel_half_width", 0, true));
+    assign(mc.max_time_s, m.number("max_time_s", 0, false));
     assign(mc.min_time_s, m.number("min_time_s", 0, false));
     assign(mc.assemble_inputs, m.boolean("assemble_inputs"));
+    if (!mc.adaptive)
+      for (const char* key : {"min_repetitions", "target_rel_half_width", "max_time_s"})
+        if (m.has(key))
+          m.add(key,
+                "applies to adaptive repetitions only; remove measure.repetitions (fixed mode) to use it");
     auto max_repetitions = m.integer("max_repetitions", 1);
-    mc.max_repetitions = max_repetitions.value_or(std::max(defaults::max_repetitions, mc.repetitions));
+    const int64_t floor = mc.adaptive ? mc.min_repetitions : mc.repetitions;
+    mc.max_repetitions = max_repetitions.value_or(std::max(defaults::max_repetitions, floor));
     if (max_repetitions && repetitions && *max_repetitions < *repetitions)
       m.add("max_repetitions",
             fmt::format("must be >= measure.repetitions ({}); got {}", *repetitions, *max_repetitions));
+    if (max_repetitions && min_repetitions && mc.adaptive && *max_repetitions < *min_repetitions)
+      m.add("max_repetitions", fmt::format("must be >= measure.min_repetitions ({}); got {}",
+                                           *min_repetitions, *max_repetitions));
   }
 
   void read_check() {

@@ -30,7 +30,7 @@ struct data_parallel_executor::worker {
   int64_t real_tokens = 0;
   whole_pass last;               // the current pass's result
   std::exception_ptr error;
-  std::vector<double> pass_s;    // busy time per timed pass
+  std::vector<double> pass_s;  // its own compute time per timed pass
   int64_t seen_generation = 0;
   std::thread thread;
 };
@@ -77,18 +77,21 @@ void data_parallel_executor::work(worker& w) {
   if (w.shard->device().is_cuda()) guard.emplace(w.shard->device().index());
 #endif
   for (;;) {
-    bool keep = false;
+    dispatch_context context;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != w.seen_generation; });
       if (stopping_) return;
       w.seen_generation = generation_;
-      keep = keep_outputs_;
+      context = context_;
     }
     whole_pass result;
     std::exception_ptr error;
     try {
-      result = w.shard->run(keep);
+      // The dispatcher's memory scope counts this thread's allocations too.
+      const c10::DebugInfoGuard adopt(context);
+      // Every pass gathers its outputs, timed ones too: a pass ends when they are all back.
+      result = w.shard->run(/*keep_outputs=*/true);
     } catch (...) {
       error = std::current_exception();
     }
@@ -106,7 +109,7 @@ whole_pass data_parallel_executor::do_run_pass(bool keep_outputs) {
   const auto t0 = clock_type::now();
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    keep_outputs_ = keep_outputs;
+    context_ = capture_dispatch_context();
     finished_ = 0;
     ++generation_;
   }
@@ -116,7 +119,6 @@ whole_pass data_parallel_executor::do_run_pass(bool keep_outputs) {
     done_.wait(lock, [&] { return finished_ == static_cast<int64_t>(workers_.size()); });
   }
   whole_pass out;
-  out.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
   std::vector<torch::Tensor> outputs;
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     worker& w = *workers_[i];
@@ -130,13 +132,22 @@ whole_pass data_parallel_executor::do_run_pass(bool keep_outputs) {
         throw std::runtime_error(fmt::format("worker {} ({}): {}", i, w.shard->device().str(), e.what()));
       }
     }
-    if (!keep_outputs) w.pass_s.push_back(w.last.seconds);
+    if (timed_phase()) w.pass_s.push_back(w.last.seconds);
     out.batch_ms.insert(out.batch_ms.end(), w.last.batch_ms.begin(), w.last.batch_ms.end());
     out.allocations += w.last.allocations;
     if (w.last.outputs.defined()) outputs.push_back(w.last.outputs);
     out.sample_index.insert(out.sample_index.end(), w.last.sample_index.begin(), w.last.sample_index.end());
   }
   if (!outputs.empty()) out.outputs = torch::cat(outputs);
+  out.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    context_.reset();  // the scope that it carries may end with this pass
+  }
+  if (!keep_outputs) {
+    out.outputs = torch::Tensor();
+    out.sample_index.clear();
+  }
   return out;
 }
 
@@ -153,6 +164,12 @@ std::vector<batch_plan> data_parallel_executor::plans() const {
 std::vector<int64_t> data_parallel_executor::worker_threads() const {
   std::vector<int64_t> out;
   for (const auto& w : workers_) out.push_back(w->threads_seen);
+  return out;
+}
+
+std::vector<std::vector<double>> data_parallel_executor::worker_pass_seconds() const {
+  std::vector<std::vector<double>> out;
+  for (const auto& w : workers_) out.push_back(w->pass_s);
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "config/config.hpp"
 #include "model/encoder.hpp"
 #include "parallel/shard_runner.hpp"
+#include "parallel/worker_thread.hpp"
 #include "runner/executor_base.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/dataset.hpp"
@@ -28,8 +29,8 @@ namespace attnbench {
 
 class data_parallel_executor : public executor_base {
  public:
-  // `rows`: the dataset rows a pass computes; `batching` plans the pass's batches, then shared out. CPU workers
-  // get `parallel.threads_per_worker` threads, or the caller's thread count ÷ workers.
+  // `rows`: the dataset rows a pass computes; `batching` plans the pass's batches, then shared out. CPU
+  // workers get `parallel.threads_per_worker` threads, or the caller's thread count ÷ workers.
   data_parallel_executor(const EncoderClassifier& model, const variant_config& variant, bool causal,
                          const dataset& data, const std::vector<int64_t>& rows, const batching_base& batching,
                          bool assemble_inputs);
@@ -42,6 +43,8 @@ class data_parallel_executor : public executor_base {
   std::vector<batch_plan> plans() const;
   // What each worker thread reported from at::get_num_threads() when it started (for tests).
   std::vector<int64_t> worker_threads() const;
+  // Each worker's own compute seconds, one per timed pass (check and warm-up passes excluded).
+  std::vector<std::vector<double>> worker_pass_seconds() const;
 
  protected:
   torch::Tensor do_forward(const batch& b) override;
@@ -54,11 +57,11 @@ class data_parallel_executor : public executor_base {
 
   std::vector<std::unique_ptr<worker>> workers_;
   std::mutex mutex_;
-  std::condition_variable wake_;   // workers wait here for the next pass
-  std::condition_variable done_;   // the runner waits here for the workers
-  int64_t generation_ = 0;         // passes started
-  int64_t finished_ = 0;           // workers done with the current pass
-  bool keep_outputs_ = false;
+  std::condition_variable wake_;  // workers wait here for the next pass
+  std::condition_variable done_;  // the runner waits here for the workers
+  int64_t generation_ = 0;        // passes started
+  int64_t finished_ = 0;          // workers done with the current pass
+  dispatch_context context_;      // the dispatching thread's, for the current pass
   bool stopping_ = false;
 };
 

@@ -1,6 +1,7 @@
 #include "parallel/distributed_executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 
@@ -77,12 +78,15 @@ whole_pass distributed_executor::do_run_pass(bool keep_outputs) {
   if (const char* kill = std::getenv("ATTNBENCH_TEST_KILL_RANK");
       kill && std::atoi(kill) == world_.rank() && passes_ == 3)
     std::raise(SIGKILL);
+  // The pass starts here, on every rank at once, and ends when rank 0 holds every output: the
+  // same span the thread-parallel executor times, so the two compare as equals.
+  const auto t0 = std::chrono::steady_clock::now();
   whole_pass local;
   int64_t threads = 0;
   try {
     const thread_count_scope scope(threads_);
     threads = at::get_num_threads();
-    local = shard_->run(keep_outputs);
+    local = shard_->run(/*keep_outputs=*/true);
   } catch (const distributed_error&) {
     throw;
   } catch (const std::exception& e) {
@@ -90,14 +94,27 @@ whole_pass distributed_executor::do_run_pass(bool keep_outputs) {
     throw distributed_error(fmt::format("rank {}: its shard of {} failed: {}", world_.rank(), name_,
                                         c ? c->what_without_backtrace() : e.what()));
   }
-  world_.barrier();
-  const auto times = world_.all_gather({local.seconds, static_cast<double>(threads)});
   whole_pass out;
+  {
+    // Output widths first (a rank with no rows has none to tell), then the rows themselves.
+    const int64_t width = local.outputs.defined() ? local.outputs.size(1) : 0;
+    const auto widths = world_.all_gather({static_cast<double>(width)});
+    int64_t c = 0;
+    for (const auto& w : widths) c = std::max(c, static_cast<int64_t>(w[0]));
+    const auto gathered =
+        world_.all_gather_rows(local.outputs.defined() ? local.outputs : torch::zeros({0, c}, torch::kFloat));
+    if (keep_outputs) {
+      out.outputs = torch::cat(gathered);
+      for (const auto& o : order_) out.sample_index.insert(out.sample_index.end(), o.begin(), o.end());
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Untimed bookkeeping: every rank's own compute time and thread count, for the workers table.
+  const auto times = world_.all_gather({local.seconds, static_cast<double>(threads)});
   rank_threads_.clear();
   for (std::size_t r = 0; r < times.size(); ++r) {
-    out.seconds = std::max(out.seconds, times[r][0]);
     rank_threads_.push_back(static_cast<int64_t>(times[r][1]));
-    if (!keep_outputs) rank_s_[r].push_back(times[r][0]);
+    if (timed_phase()) rank_s_[r].push_back(times[r][0]);
   }
   // Every rank's batch latencies (counts differ per rank: gathered as rows).
   const auto latencies =
@@ -105,16 +122,6 @@ whole_pass distributed_executor::do_run_pass(bool keep_outputs) {
   for (const auto& l : latencies)
     for (int64_t i = 0; i < l.size(0); ++i) out.batch_ms.push_back(l[i][0].item<double>());
   out.allocations = local.allocations;
-  if (keep_outputs) {
-    const int64_t width = local.outputs.defined() ? local.outputs.size(1) : 0;
-    const auto widths = world_.all_gather({static_cast<double>(width)});
-    int64_t c = 0;
-    for (const auto& w : widths) c = std::max(c, static_cast<int64_t>(w[0]));
-    const auto gathered = world_.all_gather_rows(local.outputs.defined() ? local.outputs
-                                                                           : torch::zeros({0, c}, torch::kFloat));
-    out.outputs = torch::cat(gathered);
-    for (const auto& o : order_) out.sample_index.insert(out.sample_index.end(), o.begin(), o.end());
-  }
   return out;
 }
 

@@ -8,9 +8,20 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <thread>
 
+#include <c10/util/ThreadLocalDebugInfo.h>
+
 namespace attnbench {
+
+// What a worker thread takes over from the thread that dispatched its work: LibTorch's
+// thread-local debug info, which holds a peak-memory scope's allocation hook
+// (runner/memory_tracker.hpp) and the profiler's state, so that a variant's memory figure covers
+// every thread it uses. Capture it where the work is dispatched; the worker holds
+// `c10::DebugInfoGuard adopt(context);` while the work runs (a null context changes nothing).
+using dispatch_context = std::shared_ptr<c10::ThreadLocalDebugInfo>;
+inline dispatch_context capture_dispatch_context() { return c10::ThreadLocalDebugInfo::current(); }
 
 // Starts `body` on a new thread that first sets its intra-op threads to `threads` (0 keeps the
 // default), and returns once it has; `threads_seen` (may be null) receives what

@@ -35,6 +35,7 @@ compared_side side_of(const variant_result& v) {
   const std::vector<double> samples = finite_samples(v.throughput);
   s.n = static_cast<int64_t>(samples.size());
   s.median = samples.empty() ? v.throughput.median : median(samples);
+  s.noisy = v.repetition.noisy;
   return s;
 }
 
@@ -79,6 +80,17 @@ void judge_throughput(variant_comparison& c, const variant_result& base, const v
   if (significant && c.outcome == verdict::same)
     c.note =
         fmt::format("significant (p = {:.3g}) but within the {} threshold", c.p_value, percent(o.threshold));
+  // A verdict from data its own run flagged as noisy says so: the run could not make the
+  // interval as narrow as it was asked to.
+  if (c.base.noisy || c.candidate.noisy) {
+    const std::string which = c.base.noisy && c.candidate.noisy ? "BASE and NEW"
+                              : c.base.noisy                    ? "BASE"
+                                                                : "NEW";
+    c.note = (c.note.empty() ? "" : c.note + "; ") +
+             fmt::format("{} flagged noisy (adaptive repetitions missed their target): {}", which,
+                         significant ? "the significance rests on noisier data than the run asked for"
+                                     : "a real change may be hidden in the noise");
+  }
 }
 
 // One warning per field that differs; `what` names the field as in results.json.

@@ -52,6 +52,7 @@ struct compared_side {
   double rel_l2 = not_a_number;
   int64_t n = 0;                 // finite throughput samples
   double median = not_a_number;  // samples/s
+  bool noisy = false;            // its run's adaptive repetitions missed their target for it
 };
 
 struct variant_comparison {

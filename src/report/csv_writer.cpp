@@ -29,9 +29,12 @@ const std::vector<std::string> offload_columns{"offload_resident_weight_bytes", 
                                                "offload_d2h_bytes_per_pass"};
 const std::vector<std::string> parallel_columns{"parallel_mode", "parallel_world_size", "parallel_imbalance"};
 // Per-stage values are joined with ';', stage 0 first.
-const std::vector<std::string> pipeline_columns{"pipeline_stages", "pipeline_micro_batch", "pipeline_stage_layers",
-                                                "pipeline_stage_busy_ms_per_pass", "pipeline_pass_ms",
-                                                "pipeline_bubble_fraction"};
+const std::vector<std::string> pipeline_columns{"pipeline_stages",       "pipeline_micro_batch",
+                                                "pipeline_stage_layers", "pipeline_stage_busy_ms_per_pass",
+                                                "pipeline_pass_ms",      "pipeline_bubble_fraction"};
+
+const std::vector<std::string> repetition_columns{"rounds", "throughput_rel_half_width",
+                                                  "speedup_rel_half_width", "target_met", "noisy"};
 
 }  // namespace
 
@@ -57,6 +60,7 @@ void csv_layout::add(const variant_result& v) {
   offload = offload || v.offload.used;
   parallel = parallel || v.parallel.used;
   pipeline = pipeline || v.pipeline.used;
+  repetition = repetition || v.repetition.rounds > 0;
 }
 
 csv_layout csv_layout_of(const run_result& result) {
@@ -102,6 +106,7 @@ std::vector<std::string> csv_columns(const csv_layout& layout) {
   if (layout.offload) h.insert(h.end(), offload_columns.begin(), offload_columns.end());
   if (layout.parallel) h.insert(h.end(), parallel_columns.begin(), parallel_columns.end());
   if (layout.pipeline) h.insert(h.end(), pipeline_columns.begin(), pipeline_columns.end());
+  if (layout.repetition) h.insert(h.end(), repetition_columns.begin(), repetition_columns.end());
   return h;
 }
 
@@ -178,6 +183,15 @@ std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& l
     } else {
       f.resize(f.size() + pipeline_columns.size());
     }
+  }
+  if (layout.repetition) {
+    const repetition_info& p = v.repetition;
+    if (p.rounds > 0)
+      f.insert(f.end(), {std::to_string(p.rounds), number(p.throughput_rel_half_width),
+                         number(p.speedup_rel_half_width), p.target_met ? "true" : "false",
+                         p.noisy ? "true" : "false"});
+    else
+      f.resize(f.size() + repetition_columns.size());
   }
   return f;
 }

@@ -22,7 +22,7 @@ class csv_writer : public writer_base {
 // Which optional column groups a table has: appended after the fixed columns, only when some
 // variant has them (notes, the train scenario, offloading, the pipeline), so existing readers keep theirs.
 struct csv_layout {
-  bool notes = false, train = false, offload = false, parallel = false, pipeline = false;
+  bool notes = false, train = false, offload = false, parallel = false, pipeline = false, repetition = false;
   void add(const variant_result& v);
 };
 csv_layout csv_layout_of(const run_result& result);

@@ -62,16 +62,19 @@ std::string junit_xml(const junit_suite& suite) {
   for (const auto& c : suite.cases) {
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(c.classname),
                        xml_escape(c.name), std::isfinite(c.time_s) ? c.time_s : 0.0);
+    const std::string output =
+        c.output.empty() ? "" : fmt::format("      <system-out>{}</system-out>\n", xml_escape(c.output));
     switch (c.result) {
       case outcome::passed:
-        out += "/>\n";
+        out += output.empty() ? "/>\n" : ">\n" + output + "    </testcase>\n";
         break;
       case outcome::failed:
-        out += fmt::format(">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
-                           xml_escape(c.message), xml_escape(c.detail));
+        out += fmt::format(">\n      <failure message=\"{}\">{}</failure>\n{}    </testcase>\n",
+                           xml_escape(c.message), xml_escape(c.detail), output);
         break;
       case outcome::skipped:
-        out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(c.message));
+        out += fmt::format(">\n      <skipped message=\"{}\"/>\n{}    </testcase>\n", xml_escape(c.message),
+                           output);
         break;
     }
   }
@@ -96,6 +99,13 @@ junit_suite junit_suite_of(const run_result& result) {
                                            : "output check failed";
       c.detail = check_detail(v);
     }
+    const auto width = [](double f) { return std::isfinite(f) ? fmt::format("±{:.1f}%", f * 100) : "n/a"; };
+    if (v.repetition.noisy)
+      c.output = fmt::format(
+          "noisy: after {} rounds the throughput interval is {} and the speedup interval {}, "
+          "wider than the run target {}",
+          v.repetition.rounds, width(v.repetition.throughput_rel_half_width),
+          width(v.repetition.speedup_rel_half_width), width(result.target_rel_half_width));
     suite.cases.push_back(std::move(c));
   }
   return suite;

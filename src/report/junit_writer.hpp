@@ -19,6 +19,8 @@ struct junit_case {
   outcome result = outcome::passed;
   std::string message;  // <failure message=…> or <skipped message=…>
   std::string detail;   // text of <failure>: the numbers behind the message
+  std::string
+      output;  // <system-out>, any outcome (e.g. why a passing variant's figures are noisy); empty: none
 };
 
 struct junit_suite {

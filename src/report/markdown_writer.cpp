@@ -57,7 +57,46 @@ std::string speedup_cell(const variant_result& v) {
 
 std::string method_cell(const variant_result& v) {
   // A failed check means the outputs are wrong: its speed must not be read as a result.
-  return cell(v.name) + (v.status == status_kind::fail ? " (FAIL)" : "");
+  // A noisy variant's interval is wider than the run asked for: its figures need that caveat.
+  return cell(v.name) + (v.status == status_kind::fail ? " (FAIL)" : "") +
+         (v.repetition.noisy ? " (noisy)" : "");
+}
+
+std::string percent_cell(double fraction, int decimals) {
+  return std::isfinite(fraction) ? fmt::format("{:.{}f}%", fraction * 100.0, decimals) : not_available;
+}
+
+// "7", or "30 (±3.1%)": the rounds a variant ran and, beside them, its throughput interval's
+// relative half-width (and its speedup's, when wider) — what the adaptive target tests.
+std::string rounds_cell(const variant_result& v) {
+  const repetition_info& p = v.repetition;
+  if (p.rounds == 0) return not_available;
+  double widest = p.throughput_rel_half_width;
+  if (std::isfinite(p.speedup_rel_half_width) && !(p.speedup_rel_half_width <= widest))
+    widest = p.speedup_rel_half_width;
+  return fmt::format("{} (±{})", p.rounds, percent_cell(widest, 1));
+}
+
+// How the rounds were decided and why they stopped.
+void write_repetitions(const run_result& r, std::ostream& out) {
+  if (r.repetition_mode == "adaptive") {
+    out << fmt::format(
+        "Repetitions: adaptive, rounds added until every 95% interval (throughput, speedup) "
+        "is within ±{}{}; stopped after {} rounds: {}.",
+        percent_cell(r.target_rel_half_width, 1),
+        std::isfinite(r.max_time_s) ? fmt::format(", within a {} s budget", fixed(r.max_time_s, 0)) : "",
+        r.repetitions, or_unknown(r.stop_reason));
+    int64_t noisy = 0;
+    for (const auto& v : r.variants) noisy += v.repetition.noisy ? 1 : 0;
+    if (noisy > 0)
+      out << fmt::format(
+          " {} variant{} missed the target and {} flagged (noisy): read {} figures with "
+          "their intervals.",
+          noisy, noisy == 1 ? "" : "s", noisy == 1 ? "is" : "are", noisy == 1 ? "its" : "their");
+    out << '\n';
+  } else {
+    out << fmt::format("Repetitions: fixed, {} rounds.\n", r.repetitions);
+  }
 }
 
 std::string human_bytes(int64_t bytes) {
@@ -109,6 +148,7 @@ void write_environment(const run_result& r, std::ostream& out) {
       "Throughput is the median ± half the 95% CI of the mean; speedup is the ratio of medians, in "
       "brackets its 95% paired-bootstrap CI.\n",
       r.baseline, r.warmup, r.repetitions);
+  write_repetitions(r, out);
   if (r.scenario != "offline") {
     out << "Scenario: " << r.scenario;
     if (std::isfinite(r.latency_bound_ms))
@@ -132,7 +172,8 @@ void write_detail_table(const run_result& r, std::ostream& out) {
                                      "mean batch", "latency p50 (ms)", "latency p99 (ms)"};
   if (cache) header.emplace_back("cache hit rate");
   if (allocations) header.emplace_back("allocations/batch");
-  for (const char* h : {"peak memory", "GFLOP/s (% of ceiling)", "rel. L2 err", "top-1 agree", "status"})
+  for (const char* h :
+       {"rounds (±CI)", "peak memory", "GFLOP/s (% of ceiling)", "rel. L2 err", "top-1 agree", "status"})
     header.emplace_back(h);
   std::vector<std::string> align(header.size() - 1, "---:");
   align.insert(align.begin(), "---");  // Method: text, left
@@ -149,8 +190,8 @@ void write_detail_table(const run_result& r, std::ostream& out) {
                                     fixed(v.latency_ms.p99, 2)};
     if (cache) row.push_back(share_cell(v.cache_hit_rate));
     if (allocations) row.push_back(fixed(v.allocations_per_batch, 2));
-    for (auto&& c : {human_bytes(v.peak_memory_bytes), gflops_cell(v), scientific(v.check.rel_l2),
-                     share_cell(v.check.top1_agreement), to_string(v.status)})
+    for (auto&& c : {rounds_cell(v), human_bytes(v.peak_memory_bytes), gflops_cell(v),
+                     scientific(v.check.rel_l2), share_cell(v.check.top1_agreement), to_string(v.status)})
       row.push_back(c);
     write_row(out, row);
     if (!v.peak_memory_method.empty()) memory_methods.insert(v.peak_memory_method);
@@ -215,11 +256,13 @@ void write_parallel(const parallel_info& p, std::ostream& out) {
                      p.backend.empty() ? "" : fmt::format(" ({})", p.backend), fixed(p.imbalance, 3));
   for (std::size_t i = 0; i < p.workers.size(); ++i) {
     const parallel_worker& w = p.workers[i];
-    out << fmt::format("    - {} {}: `{}`{}{}, {} samples ({} tokens) in {} batches, {} s per pass, {} samples/s\n",
-                       p.mode == "processes" ? "rank" : "worker", i, w.device,
-                       w.host.empty() ? "" : " on " + w.host,
-                       w.threads > 0 ? fmt::format(", {} thread{}", w.threads, w.threads == 1 ? "" : "s") : "",
-                       w.samples, w.real_tokens, w.batches, fixed(w.median_s, 3), fixed(w.samples_per_s, 2));
+    out << fmt::format(
+        "    - {} {}: `{}`{}{}, {} samples ({} tokens) in {} batches, {} s compute per pass (median of "
+        "the timed passes), {} samples/s{}\n",
+        p.mode == "processes" ? "rank" : "worker", i, w.device, w.host.empty() ? "" : " on " + w.host,
+        w.threads > 0 ? fmt::format(", {} thread{}", w.threads, w.threads == 1 ? "" : "s") : "", w.samples,
+        w.real_tokens, w.batches, fixed(w.median_s, 3), fixed(w.samples_per_s, 2),
+        w.peak_memory_bytes >= 0 ? ", peak memory " + human_bytes(w.peak_memory_bytes) : "");
   }
 }
 

@@ -99,14 +99,16 @@ struct offload_info {
 // Data parallelism (parallel issue): a pass's batches dealt out by FLOPs among workers (threads
 // of this process, or ranks of a multi-process run), each with the whole model.
 struct parallel_worker {
-  std::string device;          // "cpu", "cuda:1"; a rank's: its device
-  std::string host;            // ranks: the host it ran on ("" for threads)
-  int64_t threads = 0;         // intra-op threads it ran with (CPU)
-  int64_t samples = 0;         // in its shard
-  int64_t real_tokens = 0;     // in its shard
-  int64_t batches = 0;         // per pass
-  double median_s = not_a_number;       // its own busy time per pass, median over the timed passes
+  std::string device;                   // "cpu", "cuda:1"; a rank's: its device
+  std::string host;                     // ranks: the host it ran on ("" for threads)
+  int64_t threads = 0;                  // intra-op threads it ran with (CPU)
+  int64_t samples = 0;                  // in its shard
+  int64_t real_tokens = 0;              // in its shard
+  int64_t batches = 0;                  // per pass
+  double median_s = not_a_number;       // its own compute time per pass (no dispatch, no gather),
+                                        // median over the timed passes only
   double samples_per_s = not_a_number;  // samples / median_s: this worker's own throughput
+  int64_t peak_memory_bytes = -1;       // ranks: the rank's own check-pass peak (-1: not measured)
 };
 
 struct parallel_info {
@@ -121,8 +123,8 @@ struct parallel_info {
 };
 
 // Pipeline model parallel (issue #6): the encoder layers split into stages, one device and one
-// thread each, fed micro-batches. Times are per timed pass (averaged over every forward the
-// executor ran, scaled to one pass): CPU stages by a host clock around each micro-batch's work,
+// thread each, fed micro-batches. Times are per timed pass (averaged over the timed passes'
+// forwards only, scaled to one pass): CPU stages by a host clock around each micro-batch's work,
 // CUDA stages by events on the stage's stream.
 struct pipeline_stage_info {
   std::string device;            // "cpu", "cuda:1"
@@ -162,6 +164,15 @@ struct train_result {
   int64_t activation_peak_bytes = -1;  // peak above the level at forward start, over every step
 };
 
+// How a variant's timed rounds ended (README "How it measures": adaptive repetitions).
+struct repetition_info {
+  int64_t rounds = 0;                               // timed passes it ran
+  double throughput_rel_half_width = not_a_number;  // (hi − lo) / 2 / centre of its throughput interval
+  double speedup_rel_half_width = not_a_number;     // the same for its speedup (NaN: baseline)
+  bool target_met = false;  // adaptive: both at most the run's target; fixed mode: no target, false
+  bool noisy = false;       // adaptive and the target was missed when the rounds stopped
+};
+
 struct variant_result {
   std::string name;
   std::string description;        // how it differs from the baseline
@@ -192,11 +203,12 @@ struct variant_result {
   summary tokens_per_s;           // real tokens/s per repetition
   speedup_summary speedup;
   latency_summary latency_ms;
-  int64_t peak_memory_bytes = -1; // -1: not measured
+  int64_t peak_memory_bytes = -1;  // -1: not measured (peak_memory_method then says why)
   std::string peak_memory_method;
-  double flops_per_pass = not_a_number;  // analytic, padded tokens included (README "FLOP count")
-  double achieved_gflops = not_a_number; // flops_per_pass × median passes/s / 1e9
-  double ceiling_share = not_a_number;   // achieved_gflops / measured matmul ceiling of its dtype
+  repetition_info repetition;
+  double flops_per_pass = not_a_number;   // analytic, padded tokens included (README "FLOP count")
+  double achieved_gflops = not_a_number;  // flops_per_pass × median passes/s / 1e9
+  double ceiling_share = not_a_number;    // achieved_gflops / measured matmul ceiling of its dtype
   check_result check;
   offload_info offload;
   parallel_info parallel;
@@ -251,9 +263,13 @@ struct run_result {
   model_info model;
   workload_info workload;
   int64_t warmup = 0;
-  int64_t repetitions = 0;
-  std::string scenario = "offline";         // "offline" | "server" | "train"
-  double latency_bound_ms = not_a_number;   // server: the p99 bound of the rate sweep
+  int64_t repetitions = 0;                      // timed rounds run (the most any variant ran)
+  std::string repetition_mode = "fixed";        // "adaptive" | "fixed"
+  double target_rel_half_width = not_a_number;  // adaptive: the target of every interval
+  double max_time_s = not_a_number;             // adaptive: the timed phase's budget (NaN: none)
+  std::string stop_reason;                      // why the rounds stopped, e.g. "target met"
+  std::string scenario = "offline";             // "offline" | "server" | "train"
+  double latency_bound_ms = not_a_number;       // server: the p99 bound of the rate sweep
   std::vector<variant_result> variants;
   bool all_passed() const;        // no variant FAIL (SKIPPED does not fail a run)
 };

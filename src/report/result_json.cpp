@@ -20,6 +20,7 @@ using ojson = nlohmann::ordered_json;
 constexpr int64_t memory_not_measured = -1;  // result.hpp's sentinel for peak_memory_bytes
 
 ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+ojson bytes_or_null(int64_t bytes) { return bytes == memory_not_measured ? ojson(nullptr) : ojson(bytes); }
 
 ojson to_json(const summary& s) {
   ojson samples = ojson::array();
@@ -71,7 +72,8 @@ ojson to_json(const parallel_info& p) {
                        {"real_tokens", w.real_tokens},
                        {"batches", w.batches},
                        {"median_s", number(w.median_s)},
-                       {"samples_per_s", number(w.samples_per_s)}});
+                       {"samples_per_s", number(w.samples_per_s)},
+                       {"peak_memory_bytes", bytes_or_null(w.peak_memory_bytes)}});
   return {{"mode", p.mode},
           {"world_size", p.world_size},
           {"backend", p.backend},
@@ -116,8 +118,6 @@ ojson to_json(const pipeline_info& p) {
           {"pass_ms", number(p.pass_ms)},
           {"bubble_fraction", number(p.bubble_fraction)}};
 }
-
-ojson bytes_or_null(int64_t bytes) { return bytes == memory_not_measured ? ojson(nullptr) : ojson(bytes); }
 
 ojson to_json(const train_result& t) {
   ojson losses = ojson::array();
@@ -180,6 +180,12 @@ ojson to_json(const variant_result& v) {
   if (v.offload.used) j["offload"] = to_json(v.offload);
   if (v.parallel.used) j["parallel"] = to_json(v.parallel);
   if (v.pipeline.used) j["pipeline"] = to_json(v.pipeline);
+  if (v.repetition.rounds > 0)
+    j["repetition"] = {{"rounds", v.repetition.rounds},
+                       {"throughput_rel_half_width", number(v.repetition.throughput_rel_half_width)},
+                       {"speedup_rel_half_width", number(v.repetition.speedup_rel_half_width)},
+                       {"target_met", v.repetition.target_met},
+                       {"noisy", v.repetition.noisy}};
   return j;
 }
 
@@ -332,6 +338,10 @@ offload_info offload_from(const reader& r) {
   return o;
 }
 
+int64_t bytes_from(const reader& r, const std::string& key) {
+  return r.at(key).is_null() ? memory_not_measured : r.integer(key);
+}
+
 parallel_info parallel_from(const reader& r) {
   parallel_info p;
   p.used = true;
@@ -342,9 +352,10 @@ parallel_info parallel_from(const reader& r) {
   const ojson& workers = r.array("workers");
   for (size_t i = 0; i < workers.size(); ++i) {
     const reader w(workers[i], fmt::format("{}[{}]", r.path_of("workers"), i));
-    p.workers.push_back(parallel_worker{w.string("device"), w.string("host"), w.integer("threads"),
-                                        w.integer("samples"), w.integer("real_tokens"), w.integer("batches"),
-                                        w.number("median_s"), w.number("samples_per_s")});
+    p.workers.push_back(parallel_worker{
+        w.string("device"), w.string("host"), w.integer("threads"), w.integer("samples"),
+        w.integer("real_tokens"), w.integer("batches"), w.number("median_s"), w.number("samples_per_s"),
+        w.has("peak_memory_bytes") ? bytes_from(w, "peak_memory_bytes") : -1});
   }
   return p;
 }
@@ -364,10 +375,6 @@ pipeline_info pipeline_from(const reader& r) {
   p.pass_ms = r.number("pass_ms");
   p.bubble_fraction = r.number("bubble_fraction");
   return p;
-}
-
-int64_t bytes_from(const reader& r, const std::string& key) {
-  return r.at(key).is_null() ? memory_not_measured : r.integer(key);
 }
 
 train_result train_from(const reader& r) {
@@ -437,6 +444,14 @@ variant_result variant_from(const reader& r) {
   if (r.has("offload") && !r.at("offload").is_null()) v.offload = offload_from(r.object("offload"));
   if (r.has("parallel") && !r.at("parallel").is_null()) v.parallel = parallel_from(r.object("parallel"));
   if (r.has("pipeline") && !r.at("pipeline").is_null()) v.pipeline = pipeline_from(r.object("pipeline"));
+  if (r.has("repetition") && !r.at("repetition").is_null()) {
+    const reader rep = r.object("repetition");
+    v.repetition.rounds = rep.integer("rounds");
+    v.repetition.throughput_rel_half_width = rep.number("throughput_rel_half_width");
+    v.repetition.speedup_rel_half_width = rep.number("speedup_rel_half_width");
+    v.repetition.target_met = rep.boolean("target_met");
+    v.repetition.noisy = rep.boolean("noisy");
+  }
   return v;
 }
 
@@ -522,7 +537,13 @@ ojson run_result_to_json(const run_result& r) {
             {"min_length", w.min_length},
             {"max_length_seen", w.max_length_seen},
             {"mean_length", number(w.mean_length)}}},
-          {"measure", {{"warmup", r.warmup}, {"repetitions", r.repetitions}}},
+          {"measure",
+           {{"warmup", r.warmup},
+            {"repetitions", r.repetitions},
+            {"mode", r.repetition_mode},
+            {"target_rel_half_width", number(r.target_rel_half_width)},
+            {"max_time_s", number(r.max_time_s)},
+            {"stop_reason", r.stop_reason}}},
           {"scenario", r.scenario},
           {"latency_bound_ms", number(r.latency_bound_ms)},
           {"variants", variants}};
@@ -544,6 +565,12 @@ run_result run_result_from_json(const ojson& j) {
   const reader measure = top.object("measure");
   r.warmup = measure.integer("warmup");
   r.repetitions = measure.integer("repetitions");
+  if (measure.has("mode")) {  // absent in files written before adaptive repetitions: fixed then
+    r.repetition_mode = measure.string("mode");
+    r.target_rel_half_width = measure.optional_number("target_rel_half_width");
+    r.max_time_s = measure.optional_number("max_time_s");
+    r.stop_reason = measure.string("stop_reason");
+  }
   if (top.has("scenario")) r.scenario = top.string("scenario");
   r.latency_bound_ms = top.optional_number("latency_bound_ms");
   const ojson& variants = top.array("variants");

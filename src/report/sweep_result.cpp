@@ -28,6 +28,10 @@ run_result flatten_sweep(const sweep_result& sweep) {
   flat.workload = first.workload;
   flat.warmup = first.warmup;
   flat.repetitions = first.repetitions;
+  flat.repetition_mode = first.repetition_mode;
+  flat.target_rel_half_width = first.target_rel_half_width;
+  flat.max_time_s = first.max_time_s;
+  flat.stop_reason = first.stop_reason;
   flat.scenario = first.scenario;
   flat.latency_bound_ms = first.latency_bound_ms;
   flat.baseline = first.baseline;

@@ -21,16 +21,27 @@ namespace attnbench {
 // One whole pass of a technique that splits the workload among workers (data parallel threads,
 // ranks): its wall time, as the runner would have timed it, and what the workers computed.
 struct whole_pass {
-  double seconds = 0;                 // from the start to the last worker's (rank's) finish
+  // From the start of the pass to the moment every output is gathered where the check reads it
+  // (the dispatching thread; rank 0), so threads and ranks are timed alike. Workers' own compute
+  // times are kept by the executor and reported beside it.
+  double seconds = 0;
   std::vector<double> batch_ms;       // every batch of every worker (rank)
   int64_t allocations = 0;            // input buffers the pass allocated (assemble_inputs)
-  torch::Tensor outputs;              // check passes: (rows, C) float32 on the CPU …
+  torch::Tensor outputs;              // keep_outputs: (rows, C) float32 on the CPU …
   std::vector<int64_t> sample_index;  // … and the dataset index of each row
 };
+
+// The kind of pass the runner is about to run. Executors keep their own per-pass figures (worker
+// and rank times, stage busy times) from timed passes only: a check or warm-up pass carries
+// first-run costs that the timed figures beside them exclude.
+enum class pass_phase { check, warmup, timed, other };
 
 class executor_base {
  public:
   virtual ~executor_base() = default;
+  // Set by the runner before each pass (and `other` for work outside the rounds, e.g. the server).
+  void begin_phase(pass_phase p) { phase_ = p; }
+  pass_phase phase() const { return phase_; }
   // Techniques that split the workload among workers own their shards' batches and run whole
   // passes: the runner then calls run_pass() instead of forward() per batch.
   virtual bool runs_whole_passes() const { return false; }
@@ -48,6 +59,10 @@ class executor_base {
   virtual whole_pass do_run_pass(bool /*keep_outputs*/) {
     throw std::logic_error("this executor runs batch by batch, not whole passes");
   }
+  bool timed_phase() const { return phase_ == pass_phase::timed; }
+
+ private:
+  pass_phase phase_ = pass_phase::other;
 };
 
 // The baseline execution path: the one model, one device, autocast as the variant says.

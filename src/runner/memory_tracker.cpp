@@ -1,6 +1,7 @@
 #include "runner/memory_tracker.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include <c10/core/Allocator.h>
 #include <c10/util/Logging.h>
@@ -13,22 +14,26 @@
 namespace attnbench {
 namespace {
 
+// Called by the allocator on whichever thread carries it: several at once when a variant's
+// worker threads adopted the scope, so the running sum and its peak are atomics.
 class cpu_allocation_hook : public c10::MemoryReportingInfoBase {
  public:
   void reportMemoryUsage(void* /*ptr*/, int64_t alloc_size, size_t /*total_allocated*/, size_t /*total_reserved*/,
                          c10::Device device) override {
     if (!device.is_cpu()) return;
-    current_ += alloc_size;  // negative on free
-    peak_ = std::max(peak_, current_);
+    const int64_t now = current_.fetch_add(alloc_size) + alloc_size;  // alloc_size < 0 on free
+    int64_t peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
   }
   bool memoryProfilingEnabled() const override { return true; }
-  int64_t peak() const { return peak_; }
-  int64_t current() const { return current_; }
-  void reset_peak() { peak_ = current_; }
+  int64_t peak() const { return peak_.load(); }
+  int64_t current() const { return current_.load(); }
+  void reset_peak() { peak_.store(current_.load()); }
 
  private:
-  int64_t current_ = 0;
-  int64_t peak_ = 0;
+  std::atomic<int64_t> current_{0};
+  std::atomic<int64_t> peak_{0};
 };
 
 }  // namespace

@@ -4,10 +4,14 @@
 //       what was allocated when the scope opened — the pass's own working memory.
 // CPU:  LibTorch keeps no CPU allocator statistics, so this scope installs an allocator hook:
 //       a c10::MemoryReportingInfoBase that LibTorch's CPU allocator calls on every allocation
-//       and free made on this thread. The running sum of those sizes, started at 0, peaks at
-//       the pass's working memory (activations, masks, outputs); weights allocated before the
-//       scope are not counted. Allocations made inside intra-op worker threads (some oneDNN
-//       scratch buffers) are not seen, so this is a lower bound of the true working set.
+//       and free made on a thread that carries the hook. The running sum of those sizes, started
+//       at 0, peaks at the pass's working memory (activations, masks, outputs); weights allocated
+//       before the scope are not counted. The hook is thread-safe and lives in LibTorch's
+//       thread-local debug info: the scope's own thread carries it, and so does every thread a
+//       variant dispatches its work to (data-parallel workers, pipeline stages), because those
+//       adopt the dispatching thread's debug info for the pass (parallel/worker_thread.hpp).
+//       The sum then covers every such thread at once. Allocations inside OpenMP intra-op threads
+//       (some oneDNN scratch buffers) are not seen: a lower bound of the true working set.
 #pragma once
 
 #include <cstdint>

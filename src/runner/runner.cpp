@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <tuple>
-#include <optional>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -29,6 +29,7 @@
 #include "runner/memory_tracker.hpp"
 #include "runner/pass_statistics.hpp"
 #include "runner/server_scenario.hpp"
+#include "runner/timed_rounds.hpp"
 #include "runner/torchscript_executor.hpp"
 #include "runner/train_scenario.hpp"
 #include "stats/summary.hpp"
@@ -73,14 +74,22 @@ struct prepared_variant {
   std::vector<batch_plan> plans;        // over the rows that are computed (unique ones with a cache)
   std::vector<batch> prebuilt;          // the plans' tensors, unless inputs are assembled per pass
   std::unique_ptr<input_assembler> assembler;
-  std::unique_ptr<result_cache> cache;  // per pass: repeats are answered from the first occurrence
-  std::vector<int64_t> answered_by;     // sample → the row whose logits answer it (itself when computed)
-  torch::Tensor outputs;                // (N, C) from the untimed check pass
-  std::vector<double> pass_s;           // timed passes
-  std::vector<double> batch_ms;         // every timed batch
-  int64_t timed_allocations = 0;        // input-buffer allocations over the timed passes
+  std::unique_ptr<result_cache> cache;   // per pass: repeats are answered from the first occurrence
+  std::vector<int64_t> answered_by;      // sample → the row whose logits answer it (itself when computed)
+  torch::Tensor outputs;                 // (N, C) from the untimed check pass
+  std::vector<double> pass_s;            // timed passes
+  std::vector<double> batch_ms;          // every timed batch
+  int64_t timed_allocations = 0;         // input-buffer allocations over the timed passes
+  std::vector<int64_t> rank_peak_bytes;  // collective variants: each rank's check-pass peak
   bool runnable = false;
 };
+
+// torch::Device("cuda") has index -1, the current device: 0 for a process that set none.
+torch::Device normalised(const std::string& name) {
+  torch::Device d(name);
+  if (d.is_cuda() && !d.has_index()) d.set_index(0);
+  return d;
+}
 
 // Work done per pass before any batch runs: the cache lookups a serving path would make.
 void lookup_pass(prepared_variant& v, const dataset& data) {
@@ -344,6 +353,20 @@ std::string sdpa_backends_in_use(const EncoderClassifier& model, const dataset& 
 
 }  // namespace
 
+std::optional<std::string> memory_not_covered(const variant_config& vc, torch::Device device) {
+  std::vector<std::string> used;
+  if (vc.parallel && vc.parallel->mode == parallel_mode::threads) used = vc.parallel->devices;
+  if (vc.pipeline) used.insert(used.end(), vc.pipeline->stages.begin(), vc.pipeline->stages.end());
+  std::vector<std::string> others;
+  for (const auto& d : used)
+    if (normalised(d) != (device.is_cuda() && !device.has_index() ? normalised("cuda") : device) &&
+        std::find(others.begin(), others.end(), d) == others.end())
+      others.push_back(d);
+  if (others.empty()) return std::nullopt;
+  return fmt::format("work on {} besides {} is not measured (one device's peak would be a part of it)",
+                     fmt::join(others, ", "), device.str());
+}
+
 run_outcome run_experiment(const config& cfg, const run_options& options) {
   const auto started = clock_type::now();
   const auto log = [&](const std::string& s) {
@@ -541,7 +564,19 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     r.mean_batch_size = static_cast<double>(rows.size()) / static_cast<double>(v.plans.size());
     progress("check", vc.name, done++, static_cast<int64_t>(cfg.variants.size()));
     try {
+      v.executor->begin_phase(pass_phase::check);
       check_pass(v, data, device);
+      if (collective) {
+        // Each rank measured its own process; the variant's figure would be one rank's share.
+        const auto peaks = options.world->all_gather({static_cast<double>(r.peak_memory_bytes)});
+        for (const auto& p : peaks) v.rank_peak_bytes.push_back(static_cast<int64_t>(p[0]));
+        r.peak_memory_bytes = -1;
+        r.peak_memory_method =
+            "n/a: the ranks are separate processes (each rank's own peak is in the parallel table)";
+      } else if (auto gap = memory_not_covered(vc, device)) {
+        r.peak_memory_bytes = -1;
+        r.peak_memory_method = "n/a: " + *gap;
+      }
       if (model && vc.attention == attention_kind::sdpa) {
         r.sdpa_backend_used = sdpa_backends_in_use(model, data, v.plans, vc, device);
       }
@@ -556,47 +591,35 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     }
   }
 
-  // --- warm-up, then timed rounds, interleaved across variants ---
-  std::vector<prepared_variant*> active;
-  for (auto& v : variants)
-    if (v.runnable) active.push_back(&v);
-  const auto n_active = static_cast<int64_t>(active.size());
-  for (int64_t w = 0; w < cfg.measure.warmup; ++w)
-    for (std::size_t i = 0; i < active.size(); ++i) {
-      if (!active[i]->runnable) continue;
-      progress("warmup", active[i]->cfg->name, w * n_active + static_cast<int64_t>(i), cfg.measure.warmup * n_active);
-      guarded_pass(*active[i], data, device, "warm-up");
-    }
-  int64_t rounds = 0;
-  const auto enough_time = [&] {
-    return std::all_of(active.begin(), active.end(), [&](const prepared_variant* v) {
-      if (!v->runnable) return true;
-      double total = 0;
-      for (double s : v->pass_s) total += s;
-      return total >= cfg.measure.min_time_s;
-    });
-  };
-  // Every rank of a multi-process run goes round as often as rank 0 decides: its timings count.
-  const auto another_round = [&] {
-    const bool more = (rounds < cfg.measure.repetitions || !enough_time()) && rounds < cfg.measure.max_repetitions;
-    return options.world ? options.world->agree(fmt::format("round/{}", rounds), n_active > 0 && more)
-                         : n_active > 0 && more;
-  };
-  while (another_round()) {
-    for (std::size_t i = 0; i < active.size(); ++i) {
-      progress("timed", active[i]->cfg->name, rounds * n_active + static_cast<int64_t>(i),
-               std::max(rounds + 1, cfg.measure.repetitions) * n_active);
-      if (!active[i]->runnable) continue;
-      const auto timed = guarded_pass(*active[i], data, device, "timed");
-      if (!timed) continue;
-      const pass_timing& t = *timed;
-      active[i]->pass_s.push_back(t.seconds);
-      active[i]->timed_allocations += t.allocations;
-      active[i]->batch_ms.insert(active[i]->batch_ms.end(), t.batch_ms.begin(), t.batch_ms.end());
-    }
-    ++rounds;
+  // --- warm-up, then timed rounds, interleaved across variants (runner/timed_rounds.hpp) ---
+  std::vector<round_member> members;
+  std::vector<prepared_variant*> member_of;
+  for (auto& v : variants) {
+    if (!v.runnable) continue;
+    round_member mb;
+    mb.name = v.cfg->name;
+    mb.is_baseline = v.cfg->name == cfg.baseline;
+    prepared_variant* pv = &v;
+    mb.pass = [pv, &data, device](pass_phase phase) -> std::optional<double> {
+      pv->executor->begin_phase(phase);
+      const auto t = guarded_pass(*pv, data, device, phase == pass_phase::timed ? "timed" : "warm-up");
+      if (!t) return std::nullopt;
+      if (phase == pass_phase::timed) {
+        pv->timed_allocations += t->allocations;
+        pv->batch_ms.insert(pv->batch_ms.end(), t->batch_ms.begin(), t->batch_ms.end());
+      }
+      return t->seconds;
+    };
+    members.push_back(std::move(mb));
+    member_of.push_back(pv);
   }
-  res.repetitions = rounds;
+  // Every rank of a multi-process run goes round as often as rank 0 decides: its timings count.
+  const rounds_outcome rounds = run_rounds(cfg.measure, members, progress, [&](int64_t round, bool more) {
+    return options.world ? options.world->agree(fmt::format("round/{}", round), more) : more;
+  });
+  for (std::size_t i = 0; i < members.size(); ++i) member_of[i]->pass_s = std::move(members[i].pass_s);
+  for (auto& v : variants)
+    if (v.executor) v.executor->begin_phase(pass_phase::other);
   // Ranks other than 0 stay until rank 0 has everything it needs from them.
   if (options.world) options.world->meet("end-of-passes");
   // Rank 0 reports for everyone: the others have no baseline to compare with.
@@ -633,6 +656,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       r.status = r.check.status;
       if (r.status == status_kind::fail) r.reason = r.check.message;
       v.executor->annotate(r);
+      for (std::size_t k = 0; k < v.rank_peak_bytes.size() && k < r.parallel.workers.size(); ++k)
+        r.parallel.workers[k].peak_memory_bytes = v.rank_peak_bytes[k];
       outcome.outputs[r.name] = v.outputs;
       if (cfg.scenario == "server" && base.runnable) {
         server_sweep sweep;
@@ -655,6 +680,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     }
     res.variants.push_back(std::move(r));
   }
+  record_repetitions(cfg.measure, rounds, res);
   return outcome;
 }
 

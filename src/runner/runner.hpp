@@ -55,4 +55,9 @@ struct run_outcome {
 
 run_outcome run_experiment(const config& cfg, const run_options& options);
 
+// Why a variant's check-pass peak cannot cover its work, or nullopt. The scope measures the run's
+// device: every CPU thread the variant dispatches to adopts it, and a CUDA device is measured
+// whole; a second device a worker or a pipeline stage runs on is not. Its peak is then n/a.
+std::optional<std::string> memory_not_covered(const variant_config& vc, torch::Device device);
+
 }  // namespace attnbench

@@ -14,6 +14,7 @@
 #include "runner/device.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/pass_statistics.hpp"
+#include "runner/timed_rounds.hpp"
 #include "stats/summary.hpp"
 #include "techniques/checkpointing.hpp"
 #include "techniques/offload_executor.hpp"
@@ -351,39 +352,27 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
       return std::nullopt;
     }
   };
-  const auto n_variants = static_cast<int64_t>(variants.size());
-  for (int64_t w = 0; w < cfg.measure.warmup; ++w)
-    for (std::size_t i = 0; i < variants.size(); ++i) {
-      if (!variants[i].runnable) continue;
-      progress("warmup", variants[i].cfg->name, w * n_variants + static_cast<int64_t>(i),
-               cfg.measure.warmup * n_variants);
-      guarded(variants[i], "warm-up");
-    }
-  const auto enough_time = [&] {
-    return std::all_of(variants.begin(), variants.end(), [&](const train_variant& v) {
-      double total = 0;
-      for (double s : v.pass_s) total += s;
-      return !v.runnable || total >= cfg.measure.min_time_s;
-    });
-  };
-  const bool any_runnable =
-      std::any_of(variants.begin(), variants.end(), [](const train_variant& v) { return v.runnable; });
-  int64_t rounds = 0;
-  while (any_runnable && (rounds < cfg.measure.repetitions || !enough_time()) &&
-         rounds < cfg.measure.max_repetitions) {
-    for (std::size_t i = 0; i < variants.size(); ++i) {
-      train_variant& v = variants[i];
-      if (!v.runnable) continue;
-      progress("timed", v.cfg->name, rounds * n_variants + static_cast<int64_t>(i),
-               std::max(rounds + 1, cfg.measure.repetitions) * n_variants);
-      const auto rec = guarded(v, "timed");
-      if (!rec) continue;
-      v.pass_s.push_back(rec->seconds);
-      v.step_ms.insert(v.step_ms.end(), rec->step_ms.begin(), rec->step_ms.end());
-    }
-    ++rounds;
+  std::vector<round_member> members;
+  std::vector<train_variant*> member_of;
+  for (auto& v : variants) {
+    if (!v.runnable) continue;
+    round_member mb;
+    mb.name = v.cfg->name;
+    mb.is_baseline = v.cfg->name == cfg.baseline;
+    train_variant* tv = &v;
+    mb.pass = [tv, &guarded](pass_phase phase) -> std::optional<double> {
+      const auto rec = guarded(*tv, phase == pass_phase::timed ? "timed" : "warm-up");
+      if (!rec) return std::nullopt;
+      if (phase == pass_phase::timed)
+        tv->step_ms.insert(tv->step_ms.end(), rec->step_ms.begin(), rec->step_ms.end());
+      return rec->seconds;
+    };
+    members.push_back(std::move(mb));
+    member_of.push_back(tv);
   }
-  res.repetitions = rounds;
+  const rounds_outcome rounds =
+      run_rounds(cfg.measure, members, progress, [](int64_t /*round*/, bool more) { return more; });
+  for (std::size_t i = 0; i < members.size(); ++i) member_of[i]->pass_s = std::move(members[i].pass_s);
 
   // --- statistics and the check against the baseline ---
   const train_variant& base = *std::find_if(
@@ -410,6 +399,7 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
     }
     res.variants.push_back(std::move(r));
   }
+  record_repetitions(cfg.measure, rounds, res);
 }
 
 }  // namespace attnbench

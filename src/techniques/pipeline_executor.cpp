@@ -113,7 +113,9 @@ struct pipeline_executor::message {
   attention_mask mask;
   torch::Device device{torch::kCPU};  // where the tensors are
   std::shared_ptr<handoff_event> ready;  // CUDA producers only
-  std::string error;                 // set: a stage failed on this micro-batch; no tensors
+  std::string error;                     // set: a stage failed on this micro-batch; no tensors
+  dispatch_context context;              // the dispatching thread's: its memory scope counts the stages
+  bool timed = false;                    // of a timed pass: its stage time counts
 };
 
 // A blocking queue between two threads.
@@ -368,6 +370,7 @@ void pipeline_executor::run_stage(stage& s) {
     if (m.error.empty()) {
       const auto t0 = clock_type::now();
       try {
+        const c10::DebugInfoGuard adopt(m.context);
         compute(s, m);
       } catch (const std::exception& e) {
         const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
@@ -377,8 +380,9 @@ void pipeline_executor::run_stage(stage& s) {
         m.mask = attention_mask{};
         m.ready.reset();
       }
-      if (!s.device.is_cuda()) s.busy_ms += ms_since(t0);
+      if (!s.device.is_cuda() && m.timed) s.busy_ms += ms_since(t0);
     }
+    m.context.reset();
     const bool last = m.last;
     s.out->push(std::move(m));
     if (!last) continue;
@@ -405,7 +409,7 @@ void pipeline_executor::compute(stage& s, message& m) {
   TORCH_CHECK(s.fault_at.load() != m.index, "injected test fault");
   receive(m, s.device);
 #ifdef ATTNBENCH_WITH_CUDA
-  if (s.stream) {
+  if (s.stream && m.timed) {
     s.timing.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
     s.timing.back().first.record(*s.stream);
   }
@@ -419,7 +423,7 @@ void pipeline_executor::compute(stage& s, message& m) {
   m.x = last ? s.front->head(x, m.padding_mask) : x;  // (b, C) after the head
 #ifdef ATTNBENCH_WITH_CUDA
   if (s.stream) {
-    s.timing.back().second.record(*s.stream);
+    if (m.timed) s.timing.back().second.record(*s.stream);
     m.ready = std::make_shared<handoff_event>();
     m.ready->event.record(*s.stream);
   } else {
@@ -450,6 +454,8 @@ torch::Tensor pipeline_executor::do_forward(const batch& b) {
   }
 #endif
   flushed_->reset();
+  const dispatch_context context = capture_dispatch_context();
+  const bool timed = timed_phase();
   for (int64_t k = 0; k < n_micro; ++k) {
     const int64_t start = k * cfg_.micro_batch, len = std::min(cfg_.micro_batch, rows - start);
     message m;
@@ -463,6 +469,8 @@ torch::Tensor pipeline_executor::do_forward(const batch& b) {
     m.mask.causal = mask.causal;
     m.device = b.input_ids.device();
     m.ready = inputs_ready;
+    m.context = context;
+    m.timed = timed;
     stages_.front()->in.push(std::move(m));
   }
   // Collect every micro-batch, errors included, so that nothing is left in flight.
@@ -481,9 +489,11 @@ torch::Tensor pipeline_executor::do_forward(const batch& b) {
     if (!m.error.empty() && error.empty()) error = m.error;
   }
   flushed_->wait_for(stage_count());
-  ++forwards_;
-  micro_batches_ += n_micro;
-  forward_ms_ += ms_since(t0);
+  if (timed) {  // the stages' busy times count timed passes only: so does the span they share
+    ++forwards_;
+    micro_batches_ += n_micro;
+    forward_ms_ += ms_since(t0);
+  }
   TORCH_CHECK(error.empty(), error);
   return torch::cat(outputs, 0);  // (B, C) in the batch's row order
 }

@@ -93,6 +93,13 @@ TEST_CASE("launch --nproc 2: Gloo ranks give the single-process logits, rank 0 r
   REQUIRE(ranks["parallel"]["workers"].size() == 2);
   CHECK(ranks["parallel"]["workers"][0]["samples"].get<int>() + ranks["parallel"]["workers"][1]["samples"].get<int>() == 14);
   CHECK(ranks["parallel"]["workers"][1]["threads"] == 1);
+  // Memory: each rank's own peak; the variant's would be one process's share, so none.
+  CHECK(ranks["peak_memory_bytes"].is_null());
+  CHECK_THAT(ranks["peak_memory_method"].get<std::string>(), Contains("separate processes"));
+  for (const auto& w : ranks["parallel"]["workers"]) CHECK(w["peak_memory_bytes"].get<int64_t>() > 0);
+  // The pass spans every rank's compute and the gather to rank 0: never shorter than a rank's compute.
+  const double slowest_pass_s = 14.0 / ranks["throughput"]["min"].get<double>();
+  for (const auto& w : ranks["parallel"]["workers"]) CHECK(slowest_pass_s >= w["median_s"].get<double>());
   CHECK(fs::exists(dir.path / "out" / "outputs" / "ranks.npy"));
   CHECK_THAT(read_file(dir.path / "out" / "report.md"), Contains("rank 1"));
   CHECK(processes_mentioning(dir.path.string()) == 0);

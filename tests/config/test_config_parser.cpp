@@ -117,7 +117,10 @@ TEST_CASE("minimal config takes every default", "[config]") {
   CHECK(c.workload.seed == 0);
   CHECK(c.workload.file.empty());
   CHECK(c.measure.warmup == 1);
-  CHECK(c.measure.repetitions == 5);
+  CHECK(c.measure.adaptive);  // no `repetitions`: adaptive repetitions by default
+  CHECK(c.measure.min_repetitions == 5);
+  CHECK(c.measure.target_rel_half_width == 0.02);
+  CHECK(c.measure.max_time_s == 60);
   CHECK(c.measure.min_time_s == 0);
   CHECK(c.measure.max_repetitions == 100);
   CHECK(c.check.tolerance.at(precision_kind::fp32) == 1e-5);
@@ -626,6 +629,35 @@ TEST_CASE("measure problems and defaults", "[config]") {
   SECTION("the default bound rises to the repetitions asked for") {
     doc["measure"] = {{"repetitions", 200}};
     CHECK(parse(doc).measure.max_repetitions == 200);
+  }
+  SECTION("repetitions given: fixed mode") {
+    doc["measure"] = {{"repetitions", 7}};
+    const config c = parse(doc);
+    CHECK(!c.measure.adaptive);
+    CHECK(c.measure.repetitions == 7);
+  }
+  SECTION("adaptive settings") {
+    doc["measure"] = {{"min_repetitions", 3}, {"target_rel_half_width", 0.05}, {"max_time_s", 10}};
+    const config c = parse(doc);
+    CHECK(c.measure.adaptive);
+    CHECK(c.measure.min_repetitions == 3);
+    CHECK(c.measure.target_rel_half_width == 0.05);
+    CHECK(c.measure.max_time_s == 10);
+  }
+  SECTION("adaptive settings beside a fixed count are refused, naming the key") {
+    doc["measure"] = {{"repetitions", 5}, {"target_rel_half_width", 0.05}};
+    CHECK(only_problem(doc, "measure.target_rel_half_width") ==
+          "applies to adaptive repetitions only; remove measure.repetitions (fixed mode) to use it");
+  }
+  SECTION("adaptive bounds") {
+    doc["measure"] = {{"min_repetitions", 1}, {"target_rel_half_width", 0}, {"max_time_s", -1}};
+    auto ps = problems_of(doc);
+    CHECK(ps.size() == 3);
+    CHECK(message_at(ps, "measure.min_repetitions") == "must be >= 2; got 1");
+    CHECK(message_at(ps, "measure.target_rel_half_width") == "must be > 0; got 0");
+    CHECK(message_at(ps, "measure.max_time_s") == "must be >= 0; got -1");
+    doc["measure"] = {{"min_repetitions", 10}, {"max_repetitions", 5}};
+    CHECK(only_problem(doc, "measure.max_repetitions") == "must be >= measure.min_repetitions (10); got 5");
   }
   SECTION("ranges") {
     doc["measure"] = {{"warmup", -1}, {"repetitions", 0}, {"min_time_s", -0.5}};

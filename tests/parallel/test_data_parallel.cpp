@@ -96,6 +96,81 @@ TEST_CASE("data parallel threads in a run: PASS against the baseline, per-worker
   CHECK(!out.result.variants[0].parallel.used);
 }
 
+TEST_CASE(
+    "data parallel threads: worker figures count timed passes only; a pass ends with its outputs gathered",
+    "[parallel]") {
+  const config cfg = testing::parse(parallel_doc({{"devices", {"cpu", "cpu"}}, {"threads_per_worker", 1}}));
+  const dataset data = make_dataset(cfg.workload, cfg.model);
+  torch::InferenceMode inference;
+  EncoderClassifier model(cfg.model);
+  model->init_weights(cfg.model.seed);
+  model->eval();
+  std::vector<int64_t> rows(data.samples.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  const variant_config& vc = cfg.variants[1];
+  static_batching batching(vc.batching.batch_size, vc.batching.padding, cfg.workload.max_length);
+  data_parallel_executor dp(model, vc, false, data, rows, batching, false);
+  dp.begin_phase(pass_phase::check);
+  dp.run_pass(true);
+  dp.begin_phase(pass_phase::warmup);
+  for (int i = 0; i < 3; ++i) dp.run_pass(false);
+  dp.begin_phase(pass_phase::timed);
+  std::vector<double> pass_s;
+  for (int i = 0; i < 2; ++i) pass_s.push_back(dp.run_pass(false).seconds);
+  const auto workers = dp.worker_pass_seconds();
+  REQUIRE(workers.size() == 2);
+  for (const auto& w : workers) {
+    REQUIRE(w.size() == 2);  // the check and the three warm-up passes are not among them
+    // The pass spans every worker's compute and the gather after it.
+    for (size_t k = 0; k < w.size(); ++k) CHECK(pass_s[k] >= w[k]);
+  }
+}
+
+TEST_CASE("data parallel threads: peak memory covers every worker thread", "[parallel][runner]") {
+  auto doc = parallel_doc({{"devices", {"cpu", "cpu"}}, {"threads_per_worker", 1}});
+  const config cfg = testing::parse(doc);
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_outcome out = run_experiment(cfg, opts);
+  const variant_result& base = out.result.variants[0];
+  const variant_result& dp = out.result.variants[1];
+  REQUIRE(base.peak_memory_bytes > 0);
+  // The same batches, on two threads at once: at least one batch's working memory. Counted on
+  // the calling thread alone it was a few hundred bytes (the gathered outputs).
+  CHECK(dp.peak_memory_bytes >= base.peak_memory_bytes / 2);
+  CHECK(dp.peak_memory_method == base.peak_memory_method);
+}
+
+TEST_CASE("pipeline stages on CPU threads: peak memory covers every stage", "[parallel][runner]") {
+  auto doc = parallel_doc({{"devices", {"cpu", "cpu"}}});
+  doc["variants"][1].erase("parallel");
+  doc["variants"][1]["pipeline"] = {{"stages", {"cpu", "cpu"}}, {"micro_batch", 2}};
+  const config cfg = testing::parse(doc);
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_outcome out = run_experiment(cfg, opts);
+  const variant_result& pipe = out.result.variants[1];
+  CHECK(pipe.status == status_kind::pass);
+  CHECK(pipe.peak_memory_bytes >= out.result.variants[0].peak_memory_bytes / 4);  // CPU stages: covered
+}
+
+TEST_CASE("work on a second device is not covered by the run device's peak: n/a with the reason",
+          "[parallel][runner]") {
+  variant_config vc;
+  CHECK(!memory_not_covered(vc, torch::Device("cpu")));
+  vc.pipeline = pipeline_config{};
+  vc.pipeline->stages = {"cpu", "cpu"};
+  CHECK(!memory_not_covered(vc, torch::Device("cpu")));
+  vc.pipeline->stages = {"cuda", "cuda:1"};
+  const auto why = memory_not_covered(vc, torch::Device("cuda:0"));
+  REQUIRE(why);
+  CHECK_THAT(*why, Contains("cuda:1") && !Contains("cuda,"));  // "cuda" is cuda:0, the run's device
+  vc.pipeline.reset();
+  vc.parallel = parallel_config{};
+  vc.parallel->devices = {"cuda:0", "cuda:1"};
+  CHECK(memory_not_covered(vc, torch::Device("cuda:0")));
+}
+
 TEST_CASE("devices all without a GPU is skipped as needing an accelerator", "[parallel][runner]") {
   const config cfg = testing::parse(parallel_doc({{"devices", "all"}}));
   run_options opts;

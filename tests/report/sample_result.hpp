@@ -16,6 +16,10 @@ inline run_result sample_result() {
   r.baseline = "fp32-naive";
   r.warmup = 2;
   r.repetitions = 5;
+  r.repetition_mode = "adaptive";
+  r.target_rel_half_width = 0.02;
+  r.max_time_s = 60;
+  r.stop_reason = "time budget reached";
 
   environment_info& e = r.environment;
   e.harness_version = "0.1.0";
@@ -86,6 +90,8 @@ inline run_result sample_result() {
   fast.peak_memory_bytes = 268959744;
   fast.peak_memory_method = "process RSS high-water mark";
   fast.check = {status_kind::pass, "", 2e-2, 0.0123, 3.42e-3, 0.99999, 0.99609375, 1.0, 250, 0.01, 0};
+  base.repetition = {5, 0.0081, not_a_number, true, false};
+  fast.repetition = {5, 0.0113, 0.0241, false, true};  // the speedup missed ±2%: noisy
 
   variant_result skipped;
   skipped.name = "fp16-flash";

@@ -178,3 +178,16 @@ TEST_CASE("compare: names of verdicts and pairings", "[report]") {
   CHECK(to_string(pairing::compared) == "compared");
   CHECK(to_string(pairing::removed) == "removed");
 }
+
+TEST_CASE("compare: a verdict from data a run flagged noisy says so", "[report][repetitions]") {
+  run_result base = sample_result();
+  const run_result slow = with_throughput(base, 1, scaled(base.variants[1].throughput.samples, 0.8));
+  REQUIRE(base.variants[1].repetition.noisy);  // the sample's bf16-sdpa missed its speedup target
+  const comparison c = compare_runs(base, slow, {});
+  const variant_comparison& v = named(c, "bf16-sdpa");
+  CHECK(v.outcome == verdict::slower);
+  CHECK(v.base.noisy);
+  CHECK_THAT(v.note, Catch::Contains("BASE and NEW flagged noisy") &&
+                         Catch::Contains("rests on noisier data than the run asked for"));
+  CHECK(named(c, "fp32-naive").note.empty());  // met its target in both
+}

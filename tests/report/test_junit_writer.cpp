@@ -73,3 +73,13 @@ TEST_CASE("junit: an empty suite is still a document", "[report]") {
       xml, Catch::Contains("<testsuite name=\"empty\" tests=\"0\" failures=\"0\" errors=\"0\" skipped=\"0\" "
                            "time=\"0.000\">"));
 }
+
+TEST_CASE("junit: a noisy variant says so in its system-out", "[report][repetitions]") {
+  const std::string xml = junit_xml(junit_suite_of(testing::sample_result()));
+  INFO(xml);
+  CHECK(xml_problem(xml).empty());
+  CHECK_THAT(xml,
+             Catch::Contains("<system-out>noisy: after 5 rounds the throughput interval is ±1.1% and the "
+                             "speedup interval ±2.4%, wider than the run target ±2.0%</system-out>"));
+  CHECK(count_of(xml, "<system-out>") == 1);  // the baseline met its target
+}

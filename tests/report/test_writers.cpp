@@ -97,6 +97,28 @@ TEST_CASE("markdown: the chart only when one is written, new columns only when m
   CHECK(server.find("### fp32-naive") == std::string::npos);  // no sweep, no table
 }
 
+TEST_CASE("markdown, csv: how the rounds went, and a noisy variant flagged", "[report][repetitions]") {
+  run_result r = testing::sample_result();
+  const std::string md = render(markdown_writer{}, r);
+  CHECK_THAT(md,
+             Catch::Contains("Repetitions: adaptive, rounds added until every 95% interval (throughput, "
+                             "speedup) is within ±2.0%, within a 60 s budget; stopped after 5 rounds: time "
+                             "budget reached. 1 variant missed the target and is flagged (noisy)"));
+  CHECK_THAT(md, Catch::Contains("| bf16-sdpa (noisy) |"));
+  CHECK_THAT(md, Catch::Contains("| 5 (±0.8%) |"));  // the baseline: its throughput interval
+  CHECK_THAT(md, Catch::Contains("| 5 (±2.4%) |"));  // bf16-sdpa: the wider of its two
+  const std::string csv = render(csv_writer{}, r);
+  CHECK_THAT(csv,
+             Catch::Contains(",rounds,throughput_rel_half_width,speedup_rel_half_width,target_met,noisy\n"));
+  CHECK_THAT(csv, Catch::Contains(",5,0.0113,0.0241,false,true\n"));
+  r.repetition_mode = "fixed";
+  for (auto& v : r.variants) v.repetition = {};
+  const std::string fixed = render(markdown_writer{}, r);
+  CHECK_THAT(fixed, Catch::Contains("Repetitions: fixed, 5 rounds."));
+  CHECK(fixed.find("(noisy)") == std::string::npos);
+  CHECK(render(csv_writer{}, r).find("noisy") == std::string::npos);
+}
+
 TEST_CASE("svg chart: one bar per variant that ran, in each panel; FAIL marked, SKIPPED without a bar",
           "[report]") {
   run_result r = testing::sample_result();
@@ -141,9 +163,9 @@ TEST_CASE("csv: padding, batch size, cache and sustainable-rate columns", "[repo
   const std::string csv = render(csv_writer{}, testing::server_sample_result());
   CHECK_THAT(csv,
              Catch::Contains(",top1_agreement_decisive,padding_efficiency,mean_batch_size,cache_hit_rate,"
-                             "max_sustainable_rate,reason\n"));
-  CHECK_THAT(csv, Catch::Contains(",0.721875,8,0.25,100,\n"));  // bf16-sdpa: every column
-  CHECK_THAT(csv, Catch::Contains(",0.721875,8,,,\n"));         // fp32-naive: no cache, no sweep
+                             "max_sustainable_rate,reason,"));
+  CHECK_THAT(csv, Catch::Contains(",0.721875,8,0.25,100,,"));  // bf16-sdpa: every column
+  CHECK_THAT(csv, Catch::Contains(",0.721875,8,,,,"));         // fp32-naive: no cache, no sweep
 }
 
 TEST_CASE("csv: offload columns appear only when a variant offloaded", "[report][offload]") {
@@ -156,11 +178,12 @@ TEST_CASE("csv: offload columns appear only when a variant offloaded", "[report]
   r.variants[1].offload.exposed_ms_per_pass = 0.5;
   r.variants[1].offload.h2d_gb_per_s = 4.8;
   const std::string csv = render(csv_writer{}, r);
-  CHECK_THAT(csv, Catch::Contains(",reason,offload_resident_weight_bytes,offload_full_weight_bytes,"
-                                  "offload_bytes_per_pass,offload_copy_ms_per_pass,offload_exposed_ms_per_pass,"
-                                  "offload_h2d_gb_per_s,offload_d2h_bytes_per_pass\n"));
-  CHECK_THAT(csv, Catch::Contains(",1000,4000,12000,2.5,0.5,4.8,0\n"));  // inference: nothing copied back
-  CHECK_THAT(csv, Catch::Contains(",,,,,,,\n"));  // the others: empty offload fields
+  CHECK_THAT(csv,
+             Catch::Contains(",reason,offload_resident_weight_bytes,offload_full_weight_bytes,"
+                             "offload_bytes_per_pass,offload_copy_ms_per_pass,offload_exposed_ms_per_pass,"
+                             "offload_h2d_gb_per_s,offload_d2h_bytes_per_pass,"));
+  CHECK_THAT(csv, Catch::Contains(",1000,4000,12000,2.5,0.5,4.8,0,"));  // inference: nothing copied back
+  CHECK_THAT(csv, Catch::Contains(",,,,,,,5,"));                        // the others: empty offload fields
   CHECK(render(csv_writer{}, testing::sample_result()).find("offload_") == std::string::npos);
 }
 
@@ -171,10 +194,10 @@ TEST_CASE("markdown headline table", "[report]") {
   CHECK(table.rfind("| Method | Throughput (samples/s) | Speedup vs baseline |\n| --- | ---: | ---: |\n",
                     0) == 0);
   CHECK(table.find("| fp32-naive | 41.33 ± ") != std::string::npos);
-  CHECK(table.find("| a\\|b | 98.20 ± ") != std::string::npos);
+  CHECK(table.find("| a\\|b (noisy) | 98.20 ± ") != std::string::npos);
   CHECK(table.find("| fp16-flash | — | — (skipped: ") != std::string::npos);
   r.variants[1].status = status_kind::fail;
-  CHECK(markdown_table(r).find("| a\\|b (FAIL) |") != std::string::npos);
+  CHECK(markdown_table(r).find("| a\\|b (FAIL) (noisy) |") != std::string::npos);
 }
 
 TEST_CASE("make_writers", "[report]") {

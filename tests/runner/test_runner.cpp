@@ -78,3 +78,61 @@ TEST_CASE("a perturbed variant is caught as FAIL", "[runner]") {
   CHECK(out.result.variants[1].check.rel_l2 > 1e-2);
   CHECK(out.result.variants[2].status == status_kind::pass);
 }
+
+TEST_CASE("adaptive repetitions: the run records its rounds, why they stopped and every variant's width",
+          "[runner][repetitions]") {
+  auto doc = nlohmann::ordered_json::parse(three_variants);
+  doc["measure"] = {
+      {"warmup", 1}, {"min_repetitions", 3}, {"max_repetitions", 40}, {"target_rel_half_width", 0.5}};
+  const config cfg = testing::parse(doc);
+  REQUIRE(cfg.measure.adaptive);
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  CHECK(r.repetition_mode == "adaptive");
+  CHECK(r.target_rel_half_width == 0.5);
+  CHECK(r.repetitions >= 3);
+  CHECK(r.repetitions <= 40);
+  CHECK((r.stop_reason == "target met" || r.stop_reason == "max_repetitions reached"));
+  for (const auto& v : r.variants) {
+    if (v.status == status_kind::skipped) {
+      CHECK(v.repetition.rounds == 0);
+      continue;
+    }
+    CHECK(v.repetition.rounds == r.repetitions);  // interleaved: every variant every round
+    CHECK(v.repetition.throughput_rel_half_width >= 0);
+    CHECK(v.repetition.noisy == !v.repetition.target_met);
+    if (r.stop_reason == "target met") CHECK(v.repetition.target_met);
+    if (v.is_baseline)
+      CHECK(std::isnan(v.repetition.speedup_rel_half_width));
+    else
+      CHECK(std::isfinite(v.repetition.speedup_rel_half_width));
+  }
+}
+
+TEST_CASE("adaptive repetitions out of rounds: every variant that missed the target is noisy",
+          "[runner][repetitions]") {
+  auto doc = nlohmann::ordered_json::parse(three_variants);
+  // A target no CPU timing meets, and few rounds to try.
+  doc["measure"] = {
+      {"warmup", 0}, {"min_repetitions", 3}, {"max_repetitions", 4}, {"target_rel_half_width", 1e-9}};
+  const config cfg = testing::parse(doc);
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  CHECK(r.repetitions == 4);
+  CHECK(r.stop_reason == "max_repetitions reached");
+  for (const auto& v : r.variants)
+    if (v.status != status_kind::skipped) CHECK(v.repetition.noisy);
+}
+
+TEST_CASE("fixed repetitions: no target, nobody noisy", "[runner][repetitions]") {
+  const config cfg = parse_config_text(three_variants, "", testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  CHECK(r.repetition_mode == "fixed");
+  CHECK(r.stop_reason == "fixed repetitions");
+  CHECK(std::isnan(r.target_rel_half_width));
+  for (const auto& v : r.variants) CHECK(!v.repetition.noisy);
+}

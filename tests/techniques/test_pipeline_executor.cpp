@@ -215,6 +215,7 @@ TEST_CASE("annotate reports the stages, busy times and the measured bubble", "[p
   EncoderClassifier model = make_model(four_layers());
   const batch b = random_batch(cpu);
   pipeline_executor pipe(model, cpu, pipeline_variant({"cpu", "cpu"}, 3, {1, 3}), false);
+  pipe.begin_phase(pass_phase::timed);
   for (int i = 0; i < 3; ++i) pipe.forward(b);
   variant_result r;
   r.batches = 2;
@@ -273,10 +274,13 @@ TEST_CASE("a pipeline variant in a run: PASS, and its pipeline info in every rep
     CHECK(std::isfinite(vs[i].pipeline.bubble_fraction));
   }
   CHECK(vs[1].description ==
-        "encoder split into 2 pipeline stages (cpu, cpu; layers balanced by parameter count), micro-batches of 3");
-  CHECK(vs[2].description == "encoder split into 3 pipeline stages (cpu: 2 layers, cpu: 1 layer, cpu: 1 layer), "
-                             "micro-batches of 1");
-  CHECK(vs[1].pipeline.micro_batches_per_pass == 5);  // batches of 4, 4 and 2 rows in micro-batches of 3: 2 + 2 + 1
+        "encoder split into 2 pipeline stages (cpu, cpu; layers balanced by parameter count), micro-batches "
+        "of 3");
+  CHECK(vs[2].description ==
+        "encoder split into 3 pipeline stages (cpu: 2 layers, cpu: 1 layer, cpu: 1 layer), "
+        "micro-batches of 1");
+  CHECK(vs[1].pipeline.micro_batches_per_pass ==
+        5);  // batches of 4, 4 and 2 rows in micro-batches of 3: 2 + 2 + 1
   CHECK(vs[2].pipeline.stages[0].layer_end == 2);
 }
 

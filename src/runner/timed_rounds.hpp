@@ -1,0 +1,51 @@
+// The measurement loop every scenario shares (inference, training, the parallel paths): warm-up
+// passes, then timed rounds interleaved across variants (A B C A B C …, so a drift in the
+// machine's speed hits every variant alike) until the repetition policy stops
+// (stats/round_controller.hpp), then each variant's repetition record. A scenario says what one
+// pass of a variant is; this loop decides how often to run it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "report/result.hpp"
+#include "runner/executor_base.hpp"
+#include "stats/round_controller.hpp"
+
+namespace attnbench {
+
+struct round_member {
+  std::string name;
+  bool is_baseline = false;
+  // Runs one pass of the phase and returns its seconds, or nullopt when the pass failed: the
+  // member then leaves the rotation (the scenario records why).
+  std::function<std::optional<double>(pass_phase)> pass;
+  bool active = true;          // in the rotation
+  std::vector<double> pass_s;  // timed passes, one per round it took part in
+};
+
+struct rounds_outcome {
+  int64_t rounds = 0;
+  stop_reason reason = stop_reason::none;
+};
+
+// `progress(phase, variant, done, total)`; `agree(round, more)`: the decision every process
+// takes (rank 0's, in a multi-process run; identity otherwise).
+rounds_outcome run_rounds(
+    const measure_config& m, std::vector<round_member>& members,
+    const std::function<void(const std::string&, const std::string&, int64_t, int64_t)>& progress,
+    const std::function<bool(int64_t, bool)>& agree);
+
+repetition_policy policy_of(const measure_config& m);
+// The widths the stopping rule tests: those of the intervals the reports print.
+interval_widths report_interval_widths();
+
+// The run's and each variant's record of how the rounds went (after the variant's statistics
+// are filled in: the widths are read from r.throughput and r.speedup).
+void record_repetitions(const measure_config& m, const rounds_outcome& o, run_result& res);
+
+}  // namespace attnbench
