@@ -38,6 +38,12 @@ inline command_result run_cli(const std::string& args, const std::string& env = 
   return run_program(ATTNBENCH_BINARY, args, env);
 }
 
+// Runs `attnbench_testhooks ARGS`: the same CLI with the test-only hooks (tests/hooks/), built
+// only with the tests: `run --test-perturb-outputs VARIANT` and ATTNBENCH_TEST_KILL_RANK.
+inline command_result run_cli_with_test_hooks(const std::string& args, const std::string& env = "") {
+  return run_program(ATTNBENCH_TEST_HOOKS_BINARY, args, env);
+}
+
 inline std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
