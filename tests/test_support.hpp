@@ -1,14 +1,41 @@
 // Shared helpers for tests that need a small model or config.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "config/config_parser.hpp"
 
 namespace attnbench::testing {
+
+// Skips the running test, saying why; the caller returns from the test right after. Under CTest
+// the discovered tests' ENVIRONMENT sets ATTNBENCH_SKIP_RETURN_CODE to the code their
+// SKIP_RETURN_CODE names (tests/CMakeLists.txt): this prints "SKIPPED: <reason>" and ends the
+// process with that code, so CTest reports a skip because of the exit code alone, never because
+// of text in the output. catch_discover_tests runs one test case per process, so ending it cuts
+// nothing else short. Run outside CTest (the binary running every test) it only warns.
+// Call it before the test asserts anything: under CTest a failure before it would be lost.
+inline void skip_test(const std::string& reason) {
+  const std::string line = "SKIPPED: " + reason;
+  const char* code = std::getenv("ATTNBENCH_SKIP_RETURN_CODE");
+  const int exit_code = code ? std::atoi(code) : 0;
+  if (exit_code > 0 && exit_code < 256) {
+    std::cout << line << std::endl;
+    std::fflush(stdout);
+    std::_Exit(exit_code);
+  }
+  WARN(line);
+}
+
+// Why a [gpu] test skips.
+inline const char* no_gpu = "no CUDA device on this machine; [gpu] tests need one";
 
 // bert-tiny with everything explicit, so tests do not depend on preset tables.
 inline model_config tiny_model(bool causal = false) {

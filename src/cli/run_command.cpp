@@ -135,8 +135,6 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant check");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
-  // Test-only: perturbs one variant's outputs so the suite can prove a mismatch is caught.
-  cmd->add_option("--test-perturb-outputs", opts.perturb)->group("");
 }
 
 int run_run(const run_command_options& opts) {

@@ -16,7 +16,9 @@ struct run_command_options {
   std::string junit;        // JUnit XML report path; empty for none
   bool quiet = false;
   bool verbose = false;
-  std::string perturb;      // test-only hook, hidden from --help
+  // Test-only: a variant whose outputs are perturbed, so the suite can prove a mismatch is caught.
+  // Only the test-hooks binary (tests/hooks/) has a flag that sets it; attnbench has none.
+  std::string perturb;
 };
 
 void setup_run(CLI::App& app, run_command_options& opts);

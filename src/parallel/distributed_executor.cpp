@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "parallel/rank_pass_hook.hpp"
 #include "parallel/shard.hpp"
 #include "stats/summary.hpp"
 
@@ -73,11 +72,7 @@ whole_pass distributed_executor::do_run_pass(bool keep_outputs) {
   const std::string tag = fmt::format("{}/{}", name_, passes_++);
   world_.meet(tag);
   world_.barrier();
-  // Test-only: ATTNBENCH_TEST_KILL_RANK=r kills rank r in its third pass (after the check pass and
-  // the warm-up), so the suite can prove that a rank lost mid-run ends the run in bounded time.
-  if (const char* kill = std::getenv("ATTNBENCH_TEST_KILL_RANK");
-      kill && std::atoi(kill) == world_.rank() && passes_ == 3)
-    std::raise(SIGKILL);
+  if (const rank_pass_hook hook = current_rank_pass_hook()) hook(world_.rank(), passes_);
   // The pass starts here, on every rank at once, and ends when rank 0 holds every output: the
   // same span the thread-parallel executor times, so the two compare as equals.
   const auto t0 = std::chrono::steady_clock::now();

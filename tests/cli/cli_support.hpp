@@ -19,10 +19,10 @@ struct command_result {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `attnbench ARGS` (the binary CMake built) through the shell, with `env` ("NAME=value …")
-// added to its environment.
-inline command_result run_cli(const std::string& args, const std::string& env = "") {
-  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(ATTNBENCH_BINARY) + " " + args + " 2>&1";
+// Runs `PROGRAM ARGS` through the shell, with `env` (what env(1) takes before the command:
+// "NAME=value …", "-u NAME") applied to its environment.
+inline command_result run_program(const std::string& program, const std::string& args, const std::string& env = "") {
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + program + " " + args + " 2>&1";
   command_result r;
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -31,6 +31,17 @@ inline command_result run_cli(const std::string& args, const std::string& env = 
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `attnbench ARGS`: the release binary CMake built, the one users run.
+inline command_result run_cli(const std::string& args, const std::string& env = "") {
+  return run_program(ATTNBENCH_BINARY, args, env);
+}
+
+// Runs `attnbench_testhooks ARGS`: the same CLI with the test-only hooks (tests/hooks/), built
+// only with the tests: `run --test-perturb-outputs VARIANT` and ATTNBENCH_TEST_KILL_RANK.
+inline command_result run_cli_with_test_hooks(const std::string& args, const std::string& env = "") {
+  return run_program(ATTNBENCH_TEST_HOOKS_BINARY, args, env);
 }
 
 inline std::string read_file(const std::filesystem::path& p) {

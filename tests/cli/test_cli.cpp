@@ -19,6 +19,7 @@ namespace {
 using testing::command_result;
 using testing::read_file;
 using testing::run_cli;
+using testing::run_cli_with_test_hooks;
 using testing::write_config;
 
 // A scratch directory named after this file's tests.
@@ -88,7 +89,7 @@ TEST_CASE("a corrupted variant is FAIL in every report and exits 3", "[cli]") {
   temp_dir tmp("fail");
   const auto out = tmp.path / "out";
   const auto cfg = write_config(tmp.path, two_variant_config(out));
-  auto r = run_cli("run " + cfg.string() + " --quiet --test-perturb-outputs sdpa-longest");
+  auto r = run_cli_with_test_hooks("run " + cfg.string() + " --quiet --test-perturb-outputs sdpa-longest");
   INFO(r.output);
   CHECK(r.exit_code == 3);
   CHECK_THAT(r.output, Catch::Contains("FAIL sdpa-longest"));
@@ -97,6 +98,22 @@ TEST_CASE("a corrupted variant is FAIL in every report and exits 3", "[cli]") {
   CHECK(results["variants"][1]["check"]["status"] == "FAIL");
   CHECK_THAT(read_file(out / "results.csv"), Catch::Contains("FAIL"));
   CHECK_THAT(read_file(out / "report.md"), Catch::Contains("FAIL"));
+}
+
+TEST_CASE("the attnbench binary has no test hooks: --test-perturb-outputs is refused, the kill variable unknown",
+          "[cli]") {
+  temp_dir tmp("release");
+  const auto out = tmp.path / "out";
+  const auto cfg = write_config(tmp.path, two_variant_config(out));
+  auto r = run_cli("run " + cfg.string() + " --quiet --test-perturb-outputs sdpa-longest");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);  // CLI11's parse error: no such option
+  CHECK_THAT(r.output, Catch::Contains("--test-perturb-outputs"));
+  CHECK(!fs::exists(out));
+  CHECK_THAT(run_cli("run --help").output, !Catch::Contains("perturb"));
+  // Nothing in the release binary reads ATTNBENCH_TEST_KILL_RANK; the hooks binary does.
+  CHECK(read_file(ATTNBENCH_BINARY).find("ATTNBENCH_TEST_KILL_RANK") == std::string::npos);
+  CHECK(read_file(ATTNBENCH_TEST_HOOKS_BINARY).find("ATTNBENCH_TEST_KILL_RANK") != std::string::npos);
 }
 
 TEST_CASE("validate exits 2 with the JSON path of each problem and writes nothing", "[cli]") {

@@ -23,6 +23,7 @@ namespace {
 using testing::command_result;
 using testing::read_file;
 using testing::run_cli;
+using testing::run_cli_with_test_hooks;
 
 // A scratch directory named after this file's tests.
 struct temp_dir : testing::temp_dir {
@@ -172,7 +173,7 @@ TEST_CASE("run --junit, then compare the run with itself", "[cli]") {
   cfg["output"] = {{"dir", (tmp.path / "run").string()}};
   std::ofstream(tmp.path / "config.json") << cfg.dump(2);
   const fs::path junit = tmp.path / "run-junit.xml";
-  auto run = run_cli("run " + (tmp.path / "config.json").string() + " --quiet --junit " + junit.string() +
+  auto run = run_cli_with_test_hooks("run " + (tmp.path / "config.json").string() + " --quiet --junit " + junit.string() +
                      " --test-perturb-outputs sdpa");
   INFO(run.output);
   REQUIRE(run.exit_code == 3);  // the perturbed variant FAILs; the JUnit report says so

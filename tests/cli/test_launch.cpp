@@ -110,7 +110,7 @@ TEST_CASE("launch: a rank killed mid-run ends the run in bounded time, naming it
   temp_dir dir("launch", "kill");
   const auto cfg = write_config(dir.path, launch_config(dir.path / "out", 5, 8));
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = run_cli("launch --nproc 2 " + cfg.string(), "ATTNBENCH_TEST_KILL_RANK=1");
+  const auto r = run_cli_with_test_hooks("launch --nproc 2 " + cfg.string(), "ATTNBENCH_TEST_KILL_RANK=1");
   const double took = seconds_since(t0);
   INFO(r.output);
   CHECK(r.exit_code == 5);

@@ -12,6 +12,7 @@
 #include "model/hf_weights.hpp"
 #include "model/safetensors_builder.hpp"
 #include "reference_model.hpp"
+#include "test_support.hpp"
 #include "workload/wordpiece_tokenizer.hpp"
 
 using namespace attnbench;
@@ -153,7 +154,7 @@ TEST_CASE("all-MiniLM-L6-v2 from its safetensors matches Hugging Face within 1e-
           "[model][hf][real]") {
   const auto dir = testing::reference_model_dir();
   if (!dir) {
-    WARN(testing::reference_model_missing);
+    testing::skip_test(testing::reference_model_missing);
     return;
   }
   torch::InferenceMode guard;

@@ -1,5 +1,5 @@
 // CUDA paths: AMP fp16/bf16 and every SDPA backend on a GPU. Each test skips with a message
-// (CTest reports it as skipped) when no GPU is present.
+// (testing::skip_test: CTest reports it as skipped) when no GPU is present.
 #include <catch2/catch.hpp>
 
 #include <torch/cuda.h>
@@ -15,7 +15,7 @@ namespace {
 
 bool skip_without_gpu() {
   if (torch::cuda::is_available()) return false;
-  WARN("SKIPPED: no CUDA device on this machine; [gpu] tests need one");
+  testing::skip_test(testing::no_gpu);
   return true;
 }
 

@@ -190,7 +190,7 @@ TEST_CASE("bad offload blocks are config errors with their path", "[offload][con
 
 TEST_CASE("offload on CUDA: copy stream, events, bound and outputs", "[offload][gpu]") {
   if (!torch::cuda::is_available()) {
-    WARN("SKIPPED: no CUDA device on this machine; [gpu] tests need one");
+    testing::skip_test(testing::no_gpu);
     return;
   }
   torch::InferenceMode inference;

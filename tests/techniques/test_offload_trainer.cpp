@@ -153,7 +153,7 @@ TEST_CASE("offloaded training reports forward, backward and gradient bytes and t
 TEST_CASE("offloaded training on CUDA: host master weights, copy stream, the resident model's gradients",
           "[offload][gpu]") {
   if (!torch::cuda::is_available()) {
-    WARN("SKIPPED: no CUDA device on this machine; [gpu] tests need one");
+    testing::skip_test(testing::no_gpu);
     return;
   }
   const torch::Device gpu(torch::kCUDA);

@@ -286,7 +286,7 @@ TEST_CASE("a pipeline variant in a run: PASS, and its pipeline info in every rep
 
 TEST_CASE("a pipeline on CUDA stages: copies, events, the plain executor's logits", "[pipeline][gpu]") {
   if (!torch::cuda::is_available()) {
-    WARN("SKIPPED: no CUDA device on this machine; [gpu] tests need one");
+    testing::skip_test(testing::no_gpu);
     return;
   }
   torch::InferenceMode inference;

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "reference_model.hpp"
+#include "test_support.hpp"
 #include "workload/wordpiece_tokenizer.hpp"
 
 using namespace attnbench;
@@ -53,7 +54,7 @@ TEST_CASE("a vocabulary without [UNK], or text that is not UTF-8, is an input er
 TEST_CASE("WordPiece ids equal Hugging Face's BertTokenizer on varied lines", "[workload][tokenizer]") {
   const auto dir = testing::reference_model_dir();
   if (!dir) {
-    WARN(testing::reference_model_missing);
+    testing::skip_test(testing::reference_model_missing);
     return;
   }
   std::ifstream in(std::string(ATTNBENCH_TEST_DATA_DIR) + "/workload/fixtures/tokenizer_reference.json");

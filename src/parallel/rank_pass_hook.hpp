@@ -1,0 +1,18 @@
+// A hook every rank of a multi-process variant calls at the start of each pass, once the ranks
+// have met: for a program that must act at a known point of a distributed run. None is set by
+// default and the attnbench binary never sets one; the test-hooks binary (tests/hooks/) sets one
+// that kills a rank mid-run, so the suite can prove a lost rank ends the run in bounded time.
+#pragma once
+
+#include <cstdint>
+
+namespace attnbench {
+
+// rank: this process's rank; pass: the variant's passes counted from 1 (1 is the check pass).
+using rank_pass_hook = void (*)(int rank, int64_t pass);
+
+// Sets the hook (nullptr removes it). Set it before the run starts: it is read on every pass.
+void set_rank_pass_hook(rank_pass_hook hook);
+rank_pass_hook current_rank_pass_hook();  // nullptr when none is set
+
+}  // namespace attnbench

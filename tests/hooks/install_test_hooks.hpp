@@ -1,0 +1,20 @@
+// The test-only hooks of attnbench_testhooks: src/main.cpp compiled with ATTNBENCH_TEST_HOOKS=1
+// and linked with this file, built only with the tests. The attnbench binary users run has
+// neither hook. The CLI tests that plant a fault run this binary (tests/cli/cli_support.hpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/run_command.hpp"
+
+namespace attnbench {
+
+// Adds the hooks to the CLI that main() has set up:
+//   run --test-perturb-outputs VARIANT   perturbs VARIANT's outputs, so the check must FAIL it;
+//   ATTNBENCH_TEST_KILL_RANK=r           (environment) rank r of a multi-process run SIGKILLs
+//                                        itself in its third pass of a multi-process variant
+//                                        (after the check pass and the warm-up). `launch` starts
+//                                        its ranks from its own executable, so they inherit it.
+void install_test_hooks(CLI::App& app, run_command_options& run_opts);
+
+}  // namespace attnbench
