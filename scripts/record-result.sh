@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs one attnbench command whose outputs go to results/NAME and writes results/NAME/COMMAND:
+# the exact command, the commit, the machine (CPU model, cores, memory, the vector and matrix
+# features that change what reduced precision costs, GPUs), the date, the wall time and the exit
+# status. Every committed result is made this way, so nothing in results/ is typed by hand.
+#
+#   scripts/record-result.sh cpu-quickstart build/attnbench run configs/quickstart.json --out results/cpu-quickstart --force
+#
+# The command must write into results/NAME itself (pass --out). Exits with the command's status.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { echo "usage: $0 NAME COMMAND [ARGS...]" >&2; exit 2; }
+name=$1
+shift
+dir=results/$name
+
+commit=$(git rev-parse --short=12 HEAD)
+dirty=""
+git diff --quiet HEAD -- . ':!results' || dirty=" (with uncommitted changes outside results/)"
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+features=$(grep -o -w -E 'avx2|fma|avx512f|avx512_bf16|avx512_fp16|amx_bf16|amx_fp16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')
+memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')
+gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, - || true)
+torch=$(/opt/attnbench/venv/bin/python -c 'import torch; print(torch.__version__)' 2>/dev/null || echo unknown)
+date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+
+start=$(date +%s)
+"$@"
+status=$?
+wall=$(($(date +%s) - start))
+
+mkdir -p "$dir"
+{
+  echo "# Made by this command, from the repository root, at commit $commit$dirty:"
+  printf '%q ' "$@" | sed 's/ $//'
+  echo
+  echo "# Machine: $cpu, $(nproc) cores, $memory; CPU features: ${features:-none detected}; GPU: ${gpus:-none}."
+  echo "# Debian $(cut -d. -f1 /etc/debian_version 2>/dev/null || echo '?'), torch $torch (the LibTorch wheel the build used)."
+  echo "# Date: $date; wall time $wall s; exit status $status."
+} >"$dir/COMMAND"
+echo "[record-result] wrote $dir/COMMAND (exit status $status, $wall s)" >&2
+exit $status
