@@ -36,22 +36,27 @@ void write_row(std::ostream& out, const std::vector<std::string>& cells) {
   out << '\n';
 }
 
+// The centre and, in brackets, its 95% interval: the same statistic (README "How it measures").
+std::string interval_text(double low, double high, int decimals) {
+  if (!std::isfinite(low) || !std::isfinite(high)) return "";
+  return fmt::format(" [{}–{}]", fixed(low, decimals), fixed(high, decimals));
+}
+
 std::string throughput_cell(const summary& s) {
   constexpr int decimals = 2;
-  std::string text = fixed(s.median, decimals);
-  if (std::isfinite(s.median) && std::isfinite(s.ci_low) && std::isfinite(s.ci_high))
-    text += " ± " + fixed((s.ci_high - s.ci_low) / 2, decimals);
-  return text;
+  if (!std::isfinite(s.geomean)) return not_available;
+  return fixed(s.geomean, decimals) + interval_text(s.geomean_ci_low, s.geomean_ci_high, decimals);
 }
 
 std::string speedup_cell(const variant_result& v) {
-  const double m = v.speedup.median;
+  const double m = v.speedup.geomean;
   if (v.is_baseline) return "1.00× (baseline)";
   if (!std::isfinite(m)) return not_available;
   const int decimals = m >= one_decimal_from ? 1 : 2;
-  std::string text = fixed(m, decimals) + "×";
-  if (std::isfinite(v.speedup.ci_low) && std::isfinite(v.speedup.ci_high))
-    text += fmt::format(" [{}–{}]", fixed(v.speedup.ci_low, decimals), fixed(v.speedup.ci_high, decimals));
+  std::string text =
+      fixed(m, decimals) + "×" + interval_text(v.speedup.geomean_ci_low, v.speedup.geomean_ci_high, decimals);
+  // Rounds that could not be paired (the variant stopped part way): say so, the interval is wider.
+  if (v.speedup.method == speedup_method::welch) text += " (unpaired)";
   return text;
 }
 
@@ -106,8 +111,9 @@ void write_environment(const run_result& r, std::ostream& out) {
                      or_unknown(w.lengths), fixed(w.mean_length, 1));
   out << fmt::format(
       "Baseline `{}`; warm-up passes: {}; timed repetitions per variant: {}, interleaved round-robin. "
-      "Throughput is the median ± half the 95% CI of the mean; speedup is the ratio of medians, in "
-      "brackets its 95% paired-bootstrap CI.\n",
+      "Throughput is the geometric mean over the rounds, in brackets its 95% CI (Student t on the logs); "
+      "speedup is the geometric mean of the per-round ratios to the baseline, in brackets its 95% CI "
+      "(paired t on the log ratios).\n",
       r.baseline, r.warmup, r.repetitions);
   if (r.scenario != "offline") {
     out << "Scenario: " << r.scenario;
@@ -142,7 +148,7 @@ void write_detail_table(const run_result& r, std::ostream& out) {
   std::set<std::string> memory_methods;
   for (const auto& v : r.variants) {
     std::vector<std::string> row = {cell(v.name),
-                                    fixed(v.tokens_per_s.median, 0),
+                                    fixed(v.tokens_per_s.geomean, 0),
                                     share_cell(v.padding_efficiency),
                                     fixed(v.mean_batch_size, 1),
                                     fixed(v.latency_ms.p50, 2),

@@ -62,6 +62,10 @@ TEST_CASE("junit: one test case per compare verdict", "[report]") {
                           "<failure message=\"SLOWER: throughput -20.0% (p = 0.00794, exact), beyond the "
                           "15% threshold\">"));
   CHECK_THAT(xml, Catch::Contains("<failure message=\"output check newly FAIL (BASE PASS, NEW FAIL)\">"));
+  // Each side: the geometric mean with its own interval.
+  CHECK_THAT(
+      xml, Catch::Contains("BASE: PASS (check PASS, rel_l2 0), geometric mean 41.37 samples/s [40.96–41.79] "
+                           "over 5 repetitions"));
   CHECK_THAT(xml, Catch::Contains("<skipped message=\"SKIPPED in BASE and NEW: flash backend"));
   CHECK_THAT(xml, Catch::Contains("name=\"added &lt;one&gt;\" time=\"0.000\"/>"));
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "report/result.hpp"
 #include "report/result_json.hpp"
 #include "sample_result.hpp"
 
@@ -131,11 +132,11 @@ TEST_CASE("load_run_result names the file in every error", "[report]") {
                     Catch::StartsWith(corrupt + ": invalid JSON: parse error at line 2") &&
                         !Catch::Contains("json.exception"));
   ojson j = run_result_to_json(testing::sample_result());
-  j["schema_version"] = 2;
+  j["schema_version"] = 3;
   const std::string future = write("future.json", j.dump());
   CHECK_THROWS_WITH(load_run_result(future),
-                    future + ": schema_version: results schema version 2 is not supported (expected 1)");
-  j["schema_version"] = 1;
+                    future + ": schema_version: results schema version 3 is not supported (expected 1 to 2)");
+  j["schema_version"] = 2;
   j["variants"][0].erase("name");
   const std::string missing = write("missing-field.json", j.dump());
   CHECK_THROWS_WITH(load_run_result(missing), missing + ": variants[0].name: missing field");
