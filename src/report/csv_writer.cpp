@@ -19,6 +19,11 @@ std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : 
 
 std::string bytes(int64_t b) { return b < 0 ? std::string{} : std::to_string(b); }
 
+// "logits" | "embedding"; empty when nothing was compared.
+std::string check_output(const check_result& c) {
+  return c.status == status_kind::skipped ? std::string{} : to_string(c.output);
+}
+
 const std::vector<std::string> train_columns{"checkpointing",  "train_steps",   "final_loss",
                                              "loss_rel_err",   "grad_rel_l2",   "weight_rel_l2",
                                              "weight_bytes",   "gradient_bytes", "optimizer_state_bytes",
@@ -91,6 +96,9 @@ std::vector<std::string> csv_columns(const csv_layout& layout) {
                              "max_abs",
                              "rel_l2",
                              "cosine",
+                             "check_output",
+                             "cosine_min",
+                             "cosine_mean",
                              "top1_agreement",
                              "top1_agreement_decisive",
                              "padding_efficiency",
@@ -133,6 +141,9 @@ std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& l
                              number(v.check.max_abs),
                              number(v.check.rel_l2),
                              number(v.check.cosine),
+                             check_output(v.check),
+                             number(v.check.cosine_min),
+                             number(v.check.cosine_mean),
                              number(v.check.top1_agreement),
                              number(v.check.top1_agreement_decisive),
                              number(v.padding_efficiency),

@@ -129,17 +129,39 @@ bool any_finite(const run_result& r, double variant_result::*field) {
   return false;
 }
 
+bool any_checked(const run_result& r, output_kind kind) {
+  return std::any_of(r.variants.begin(), r.variants.end(), [&](const variant_result& v) {
+    return v.check.status != status_kind::skipped && v.check.output == kind;
+  });
+}
+
+// The least similar sample's cosine, then the mean over samples: "0.999977 (0.999995)".
+std::string cosine_cell(const check_result& c) {
+  if (c.output != output_kind::embedding || !std::isfinite(c.cosine_min)) return not_available;
+  return fmt::format("{} ({})", fixed(c.cosine_min, 6), fixed(c.cosine_mean, 6));
+}
+
+std::string top1_cell(const check_result& c) {
+  return c.output == output_kind::logits ? share_cell(c.top1_agreement) : not_available;
+}
+
 void write_detail_table(const run_result& r, std::ostream& out) {
   // Pooling and the result cache are measured only by the variants that use them: their
   // columns appear only when some variant has a value.
   const bool cache = any_finite(r, &variant_result::cache_hit_rate);
   const bool allocations = any_finite(r, &variant_result::allocations_per_batch);
+  // The check's agreement column follows the output: top-1 for logits, per-sample cosine for
+  // embeddings (an argmax over embedding dimensions means nothing).
+  const bool embeddings = any_checked(r, output_kind::embedding);
+  const bool logits = any_checked(r, output_kind::logits) || !embeddings;
   std::vector<std::string> header = {"Method",     "tokens/s",         "padding efficiency",
                                      "mean batch", "latency p50 (ms)", "latency p99 (ms)"};
   if (cache) header.emplace_back("cache hit rate");
   if (allocations) header.emplace_back("allocations/batch");
-  for (const char* h : {"peak memory", "GFLOP/s (% of ceiling)", "rel. L2 err", "top-1 agree", "status"})
-    header.emplace_back(h);
+  for (const char* h : {"peak memory", "GFLOP/s (% of ceiling)", "rel. L2 err"}) header.emplace_back(h);
+  if (logits) header.emplace_back("top-1 agree");
+  if (embeddings) header.emplace_back("cosine min (mean)");
+  header.emplace_back("status");
   std::vector<std::string> align(header.size() - 1, "---:");
   align.insert(align.begin(), "---");  // Method: text, left
   align.back() = "---";                // status: text, left
@@ -155,9 +177,11 @@ void write_detail_table(const run_result& r, std::ostream& out) {
                                     fixed(v.latency_ms.p99, 2)};
     if (cache) row.push_back(share_cell(v.cache_hit_rate));
     if (allocations) row.push_back(fixed(v.allocations_per_batch, 2));
-    for (auto&& c : {human_bytes(v.peak_memory_bytes), gflops_cell(v), scientific(v.check.rel_l2),
-                     share_cell(v.check.top1_agreement), to_string(v.status)})
+    for (auto&& c : {human_bytes(v.peak_memory_bytes), gflops_cell(v), scientific(v.check.rel_l2)})
       row.push_back(c);
+    if (logits) row.push_back(top1_cell(v.check));
+    if (embeddings) row.push_back(cosine_cell(v.check));
+    row.push_back(to_string(v.status));
     write_row(out, row);
     if (!v.peak_memory_method.empty()) memory_methods.insert(v.peak_memory_method);
   }

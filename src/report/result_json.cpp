@@ -38,16 +38,29 @@ ojson to_json(const summary& s) {
           {"samples", samples}};
 }
 
+ojson to_json(const speedup_summary& s) {
+  return {{"geomean", number(s.geomean)},
+          {"geomean_ci_low", number(s.geomean_ci_low)},
+          {"geomean_ci_high", number(s.geomean_ci_high)},
+          {"method", s.method == speedup_method::none ? ojson(nullptr) : ojson(to_string(s.method))}};
+}
+
 ojson to_json(const check_result& c) {
+  const bool compared = c.status != status_kind::skipped;
+  const bool logits = c.output == output_kind::logits;
   return {{"status", to_string(c.status)},
           {"message", c.message},
+          {"output", compared ? ojson(to_string(c.output)) : ojson(nullptr)},
           {"tolerance", number(c.tolerance)},
           {"max_abs", number(c.max_abs)},
           {"rel_l2", number(c.rel_l2)},
           {"cosine", number(c.cosine)},
+          {"cosine_min", number(c.cosine_min)},
+          {"cosine_mean", number(c.cosine_mean)},
+          {"cosine_min_bound", number(c.cosine_min_bound)},
           {"top1_agreement", number(c.top1_agreement)},
           {"top1_agreement_decisive", number(c.top1_agreement_decisive)},
-          {"decisive_samples", c.decisive_samples},
+          {"decisive_samples", logits ? ojson(c.decisive_samples) : ojson(nullptr)},
           {"decisive_margin", number(c.decisive_margin)},
           {"nonfinite", c.nonfinite}};
 }
@@ -316,17 +329,30 @@ speedup_summary speedup_from(const reader& r) {
   return s;
 }
 
+// Version 1 had no "output" (its runs were logits, or embeddings judged by argmax) and no
+// per-sample cosines: read as logits with the cosines undefined.
 check_result check_from(const reader& r) {
   check_result c;
   c.status = r.status("status");
   c.message = r.string("message");
+  if (r.has("output") && !r.at("output").is_null()) {
+    const std::string kind = r.string("output");
+    if (kind == to_string(output_kind::embedding))
+      c.output = output_kind::embedding;
+    else if (kind != to_string(output_kind::logits))
+      throw input_error(r.path_of("output"),
+                        fmt::format("unknown output '{}'; expected logits or embedding", kind));
+  }
   c.tolerance = r.number("tolerance");
   c.max_abs = r.number("max_abs");
   c.rel_l2 = r.number("rel_l2");
   c.cosine = r.number("cosine");
+  c.cosine_min = r.optional_number("cosine_min");
+  c.cosine_mean = r.optional_number("cosine_mean");
+  c.cosine_min_bound = r.optional_number("cosine_min_bound");
   c.top1_agreement = r.number("top1_agreement");
   c.top1_agreement_decisive = r.number("top1_agreement_decisive");
-  c.decisive_samples = r.integer("decisive_samples");
+  c.decisive_samples = r.at("decisive_samples").is_null() ? 0 : r.integer("decisive_samples");
   c.decisive_margin = r.number("decisive_margin");
   c.nonfinite = r.integer("nonfinite");
   return c;

@@ -628,7 +628,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
         r.check.status = status_kind::fail;
         r.check.message = "the baseline could not run, so nothing can be checked";
       } else {
-        r.check = compare_outputs(v.outputs, base.outputs, tol);
+        r.check = compare_outputs(v.outputs, base.outputs, tol, output_kind_of(cfg.model, base.outputs.size(-1)));
       }
       r.status = r.check.status;
       if (r.status == status_kind::fail) r.reason = r.check.message;

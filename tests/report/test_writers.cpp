@@ -176,6 +176,34 @@ TEST_CASE("markdown headline table", "[report]") {
   CHECK(markdown_table(r).find("| a\\|b (FAIL) |") != std::string::npos);
 }
 
+TEST_CASE("writers: an embedding run shows per-sample cosines and never a top-1 figure", "[report]") {
+  const run_result r = testing::embedding_sample_result();
+  const std::string md = render(markdown_writer{}, r);
+  INFO(md);
+  CHECK(md.find("top-1") == std::string::npos);
+  CHECK_THAT(md, Catch::Contains("| rel. L2 err | cosine min (mean) | status |"));
+  CHECK_THAT(md, Catch::Contains("| 3.42e-03 | 0.999870 (0.999994) | PASS |"));
+  CHECK_THAT(md, Catch::Contains("| fp16-flash |") && Catch::Contains("| n/a | n/a | SKIPPED |"));
+  // A logits run keeps its top-1 column and has no cosine one.
+  const std::string logits = render(markdown_writer{}, testing::sample_result());
+  CHECK_THAT(logits, Catch::Contains("| rel. L2 err | top-1 agree | status |"));
+  CHECK(logits.find("cosine min") == std::string::npos);
+
+  const std::string csv = render(csv_writer{}, r);
+  INFO(csv);
+  CHECK_THAT(csv, Catch::Contains(",cosine,check_output,cosine_min,cosine_mean,top1_agreement,"
+                                  "top1_agreement_decisive,"));
+  CHECK_THAT(csv, Catch::Contains(",0.99999,embedding,0.99987,0.999994,,,"));  // top-1 fields empty
+
+  const auto j = nlohmann::ordered_json::parse(render(json_writer{}, r));
+  const auto& check = j["variants"][1]["check"];
+  CHECK(check["output"] == "embedding");
+  CHECK(check["cosine_min"] == 0.99987);
+  CHECK(check["top1_agreement"].is_null());
+  CHECK(check["top1_agreement_decisive"].is_null());
+  CHECK(check["decisive_samples"].is_null());
+}
+
 TEST_CASE("make_writers", "[report]") {
   const auto writers = make_writers({"md", "json", "csv"});
   REQUIRE(writers.size() == 4);
