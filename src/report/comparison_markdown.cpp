@@ -21,7 +21,7 @@ std::string throughput_cell(const compared_side& s, bool measured) {
   if (!s.present) return em_dash;
   if (!measured || !std::isfinite(s.geomean)) return not_available;
   if (!std::isfinite(s.geomean_ci_low) || !std::isfinite(s.geomean_ci_high))
-    return fmt::format("{:.2f} (n={})", s.geomean, s.n);
+    return fmt::format("{:.2f} [{}] (n={})", s.geomean, not_available, s.n);  // one repetition: no interval
   return fmt::format("{:.2f} [{:.2f}–{:.2f}] (n={})", s.geomean, s.geomean_ci_low, s.geomean_ci_high, s.n);
 }
 
@@ -29,8 +29,8 @@ std::string change_cell(const variant_comparison& v) {
   if (!std::isfinite(v.change)) return em_dash;
   std::string text = fmt::format("{:+.1f}%", v.change * 100);
   if (std::isfinite(v.change_ci_low) && std::isfinite(v.change_ci_high))
-    text += fmt::format(" [{:+.1f}%, {:+.1f}%]", v.change_ci_low * 100, v.change_ci_high * 100);
-  return text;
+    return text + fmt::format(" [{:+.1f}%, {:+.1f}%]", v.change_ci_low * 100, v.change_ci_high * 100);
+  return text + fmt::format(" [{}]", not_available);
 }
 
 std::string p_cell(const variant_comparison& v) {

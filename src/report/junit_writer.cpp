@@ -46,9 +46,12 @@ std::string check_detail(const variant_result& v) {
 std::string side_text(const compared_side& s) {
   if (!s.present) return "absent";
   const auto rate = [](double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : std::string("n/a"); };
-  return fmt::format("{} (check {}, rel_l2 {}), geometric mean {} samples/s [{}–{}] over {} repetitions",
+  const std::string interval = std::isfinite(s.geomean_ci_low) && std::isfinite(s.geomean_ci_high)
+                                   ? fmt::format("[{}–{}]", rate(s.geomean_ci_low), rate(s.geomean_ci_high))
+                                   : "[n/a]";
+  return fmt::format("{} (check {}, rel_l2 {}), geometric mean {} samples/s {} over {} repetitions",
                      to_string(s.status), to_string(s.check_status), number(s.rel_l2), rate(s.geomean),
-                     rate(s.geomean_ci_low), rate(s.geomean_ci_high), s.n);
+                     interval, s.n);
 }
 
 }  // namespace

@@ -36,9 +36,10 @@ void write_row(std::ostream& out, const std::vector<std::string>& cells) {
   out << '\n';
 }
 
-// The centre and, in brackets, its 95% interval: the same statistic (README "How it measures").
+// The centre's 95% interval, in brackets: the same statistic (README "How it measures"). "[n/a]"
+// when there is none (a single round).
 std::string interval_text(double low, double high, int decimals) {
-  if (!std::isfinite(low) || !std::isfinite(high)) return "";
+  if (!std::isfinite(low) || !std::isfinite(high)) return fmt::format(" [{}]", not_available);
   return fmt::format(" [{}–{}]", fixed(low, decimals), fixed(high, decimals));
 }
 

@@ -174,6 +174,11 @@ TEST_CASE("markdown headline table", "[report]") {
   CHECK(table.find("| fp16-flash | — | — (skipped: ") != std::string::npos);
   r.variants[1].status = status_kind::fail;
   CHECK(markdown_table(r).find("| a\\|b (FAIL) |") != std::string::npos);
+  // One round: the centre, and no interval — said, not left out.
+  r.variants[1].status = status_kind::pass;
+  r.variants[1].throughput = summarize({82.0});
+  r.variants[1].speedup = speedup_of({82.0}, {41.0});
+  CHECK(markdown_table(r).find("| a\\|b | 82.00 [n/a] | 2.00× [n/a] |") != std::string::npos);
 }
 
 TEST_CASE("writers: an embedding run shows per-sample cosines and never a top-1 figure", "[report]") {
