@@ -3,10 +3,76 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace attnbench {
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
 
-check_result compare_outputs(const torch::Tensor& out_in, const torch::Tensor& ref_in, double tolerance) {
+namespace attnbench {
+namespace {
+
+// Top-1 agreement, over all samples and over decisive ones (logits only).
+void check_top1(check_result& r, const torch::Tensor& out, const torch::Tensor& ref,
+                std::vector<std::string>& why) {
+  const int64_t n = ref.size(0);
+  const auto agree = out.argmax(1).eq(ref.argmax(1));  // (N)
+  r.top1_agreement = agree.to(torch::kDouble).mean().item<double>();
+  r.decisive_margin = r.tolerance * ref.abs().max().item<double>();
+  torch::Tensor decisive;
+  if (ref.size(1) >= 2) {
+    auto top2 = std::get<0>(ref.topk(2, 1));                                   // (N, 2)
+    decisive = (top2.select(1, 0) - top2.select(1, 1)).gt(r.decisive_margin);  // (N)
+  } else {
+    decisive = torch::ones({n}, torch::kBool);
+  }
+  r.decisive_samples = decisive.sum().item<int64_t>();
+  r.top1_agreement_decisive =
+      r.decisive_samples > 0 ? agree.masked_select(decisive).to(torch::kDouble).mean().item<double>() : 1.0;
+  if (r.top1_agreement_decisive < 1.0) {
+    why.push_back(
+        fmt::format("top-1 differs on {} of {} decisive samples",
+                    std::llround((1.0 - r.top1_agreement_decisive) * static_cast<double>(r.decisive_samples)),
+                    r.decisive_samples));
+  }
+}
+
+// Cosine similarity of each sample's embedding with the baseline's, min and mean (embeddings only).
+void check_cosines(check_result& r, const torch::Tensor& out, const torch::Tensor& ref,
+                   std::vector<std::string>& why) {
+  const auto o = out.flatten(1), b = ref.flatten(1);  // (N, D)
+  const auto norms = o.norm(2, 1) * b.norm(2, 1);     // (N)
+  // A zero vector has no direction: alike when both are zero, unalike otherwise.
+  const auto both_zero = o.norm(2, 1).eq(0).logical_and(b.norm(2, 1).eq(0));
+  const auto cos =
+      torch::where(norms.gt(0), (o * b).sum(1) / norms,
+                   torch::where(both_zero, torch::ones_like(norms), torch::zeros_like(norms)));  // (N)
+  r.cosine_min = cos.min().item<double>();
+  r.cosine_mean = cos.mean().item<double>();
+  r.cosine_min_bound = embedding_cosine_bound(r.tolerance);
+  if (!(r.cosine_min >= r.cosine_min_bound)) {
+    const int64_t below = cos.ge(r.cosine_min_bound).logical_not().sum().item<int64_t>();  // NaN counts
+    why.push_back(fmt::format("{} of {} samples have cosine similarity below {:.6f} (least {:.6f})", below,
+                              cos.size(0), r.cosine_min_bound, r.cosine_min));
+  }
+}
+
+}  // namespace
+
+double embedding_cosine_bound(double tolerance) {
+  const double e = std::min(1.0, embedding_sample_error_factor * tolerance);
+  return std::sqrt(1.0 - e * e);
+}
+
+output_kind output_kind_of(const model_config& m, int64_t output_width) {
+  if (m.mean_pool) return output_kind::embedding;
+  if (!m.torchscript.empty() && output_width != m.num_labels) return output_kind::embedding;
+  return output_kind::logits;
+}
+
+check_result compare_outputs(const torch::Tensor& out_in, const torch::Tensor& ref_in, double tolerance,
+                             output_kind kind) {
   check_result r;
+  r.output = kind;
   r.tolerance = tolerance;
   if (out_in.sizes() != ref_in.sizes()) {
     r.status = status_kind::fail;
@@ -25,29 +91,13 @@ check_result compare_outputs(const torch::Tensor& out_in, const torch::Tensor& r
   const double denom = out.norm().item<double>() * ref_norm;
   r.cosine = denom > 0 ? (out * ref).sum().item<double>() / denom : (out.equal(ref) ? 1.0 : 0.0);
 
-  const int64_t n = ref.size(0);
-  const auto agree = out.argmax(1).eq(ref.argmax(1));  // (N)
-  r.top1_agreement = agree.to(torch::kDouble).mean().item<double>();
-  r.decisive_margin = tolerance * ref.abs().max().item<double>();
-  torch::Tensor decisive;
-  if (ref.size(1) >= 2) {
-    auto top2 = std::get<0>(ref.topk(2, 1));               // (N, 2)
-    decisive = (top2.select(1, 0) - top2.select(1, 1)).gt(r.decisive_margin);  // (N)
-  } else {
-    decisive = torch::ones({n}, torch::kBool);
-  }
-  r.decisive_samples = decisive.sum().item<int64_t>();
-  r.top1_agreement_decisive =
-      r.decisive_samples > 0 ? agree.masked_select(decisive).to(torch::kDouble).mean().item<double>() : 1.0;
-
   std::vector<std::string> why;
   if (r.nonfinite > 0) why.push_back(fmt::format("{} NaN/Inf values", r.nonfinite));
   if (!(r.rel_l2 <= tolerance)) why.push_back(fmt::format("relative L2 error {:.3g} > tolerance {:.3g}", r.rel_l2, tolerance));
-  if (r.top1_agreement_decisive < 1.0) {
-    why.push_back(fmt::format("top-1 differs on {} of {} decisive samples",
-                              std::llround((1.0 - r.top1_agreement_decisive) * static_cast<double>(r.decisive_samples)),
-                              r.decisive_samples));
-  }
+  if (kind == output_kind::logits)
+    check_top1(r, out, ref, why);
+  else
+    check_cosines(r, out, ref, why);
   r.status = why.empty() ? status_kind::pass : status_kind::fail;
   r.message = fmt::format("{}", fmt::join(why, "; "));
   return r;

@@ -57,7 +57,7 @@ void setup_compare(CLI::App& app, compare_command_options& opts) {
       ->check(CLI::ExistingFile);
   cmd->add_option(
       "--threshold", opts.threshold,
-      fmt::format("Smallest relative change of the median throughput that counts, e.g. 5% or 0.05 "
+      fmt::format("Smallest relative change of the throughput (geometric mean) that counts, e.g. 5% or 0.05 "
                   "(default {:g}%)",
                   compare_defaults::threshold * percent));
   cmd->add_option("--alpha", opts.alpha, "Significance level of the two-sided Mann-Whitney U test")

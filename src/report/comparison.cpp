@@ -34,7 +34,10 @@ compared_side side_of(const variant_result& v) {
   s.rel_l2 = v.check.rel_l2;
   const std::vector<double> samples = finite_samples(v.throughput);
   s.n = static_cast<int64_t>(samples.size());
-  s.median = samples.empty() ? v.throughput.median : median(samples);
+  const geomean_interval g = geomean_ci(samples);
+  s.geomean = g.centre;
+  s.geomean_ci_low = g.low;
+  s.geomean_ci_high = g.high;
   s.noisy = v.repetition.noisy;
   return s;
 }
@@ -51,7 +54,11 @@ void judge_throughput(variant_comparison& c, const variant_result& base, const v
                       const compare_options& o) {
   c.has_verdict = true;
   const std::vector<double> b = finite_samples(base.throughput), n = finite_samples(candidate.throughput);
-  c.change = c.candidate.median / c.base.median - 1;
+  // The change and its interval are of the geometric means, the statistic each side reports.
+  const speedup_summary ratio = geomean_ratio_unpaired(n, b);
+  c.change = ratio.geomean - 1;
+  c.change_ci_low = ratio.geomean_ci_low - 1;
+  c.change_ci_high = ratio.geomean_ci_high - 1;
   c.min_p = min_two_sided_p(static_cast<int64_t>(b.size()), static_cast<int64_t>(n.size()));
   if (b.empty() || n.empty()) {
     c.outcome = verdict::noisy;

@@ -25,12 +25,12 @@ inline constexpr double alpha = 0.05;  // the usual significance level; compare.
 }  // namespace compare_defaults
 
 struct compare_options {
-  double threshold = compare_defaults::threshold;  // |relative change of medians| that matters, 0.05 = 5%
+  double threshold = compare_defaults::threshold;  // |change of the geometric means| that matters, 0.05 = 5%
   double alpha = compare_defaults::alpha;          // significance level of the two-sided U test
 };
 
 // SAME: no significant change, or one within the threshold. FASTER / SLOWER: p < alpha and the
-// medians differ by more than the threshold. NOISY: too few repetitions for any outcome to
+// geometric means differ by more than the threshold. NOISY: too few repetitions for any outcome to
 // reach alpha (see min_two_sided_p), so the test cannot decide.
 enum class verdict { same, faster, slower, noisy };
 std::string to_string(verdict v);  // "SAME", "FASTER", "SLOWER", "NOISY"
@@ -51,8 +51,11 @@ struct compared_side {
   status_kind check_status = status_kind::skipped;  // its output check
   double rel_l2 = not_a_number;
   int64_t n = 0;                 // finite throughput samples
-  double median = not_a_number;  // samples/s
-  bool noisy = false;            // its run's adaptive repetitions missed their target for it
+  // samples/s: the geometric mean of those samples and its 95% t interval (stats/summary.hpp)
+  double geomean = not_a_number;
+  double geomean_ci_low = not_a_number;
+  double geomean_ci_high = not_a_number;
+  bool noisy = false;  // its run's adaptive repetitions missed their target for it
 };
 
 struct variant_comparison {
@@ -60,7 +63,10 @@ struct variant_comparison {
   pairing kind = pairing::compared;
   compared_side base, candidate;
   // Throughput (kind == compared only; NaN otherwise).
-  double change = not_a_number;   // median(new) / median(base) − 1; −0.2 = 20% slower
+  double change = not_a_number;  // geomean(new) / geomean(base) − 1; −0.2 = 20% slower
+  // 95% interval of `change`: Welch's t on the logs, as the two runs are independent samples
+  double change_ci_low = not_a_number;
+  double change_ci_high = not_a_number;
   double u = not_a_number;        // Mann-Whitney U of NEW's samples against BASE's
   double p_value = not_a_number;  // two-sided
   std::string method;             // "exact" | "asymptotic" | "" when not tested

@@ -23,7 +23,9 @@ ojson to_json(const compared_side& s) {
           {"check_status", to_string(s.check_status)},
           {"rel_l2", number(s.rel_l2)},
           {"n", s.n},
-          {"median", number(s.median)}};
+          {"geomean", number(s.geomean)},
+          {"geomean_ci_low", number(s.geomean_ci_low)},
+          {"geomean_ci_high", number(s.geomean_ci_high)}};
 }
 
 ojson to_json(const variant_comparison& v) {
@@ -31,7 +33,9 @@ ojson to_json(const variant_comparison& v) {
           {"pairing", to_string(v.kind)},
           {"base", to_json(v.base)},
           {"new", to_json(v.candidate)},
-          {"change", number(v.change)},
+          {"geomean_change", number(v.change)},
+          {"geomean_change_ci_low", number(v.change_ci_low)},
+          {"geomean_change_ci_high", number(v.change_ci_high)},
           {"u", number(v.u)},
           {"p_value", number(v.p_value)},
           {"method", v.method.empty() ? ojson(nullptr) : ojson(v.method)},

@@ -8,7 +8,9 @@
 
 namespace attnbench {
 
-inline constexpr int comparison_schema_version = 1;
+// 2: each side's "geomean" with its interval replaces "median"; "geomean_change" with its interval
+// replaces "change" (a change of medians).
+inline constexpr int comparison_schema_version = 2;
 
 nlohmann::ordered_json comparison_to_json(const comparison& c);
 

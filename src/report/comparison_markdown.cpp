@@ -19,13 +19,18 @@ std::string or_unknown(const std::string& s) { return s.empty() ? "unknown" : s;
 
 std::string throughput_cell(const compared_side& s, bool measured) {
   if (!s.present) return em_dash;
-  if (!measured || !std::isfinite(s.median)) return not_available;
-  return fmt::format("{:.2f} (n={})", s.median, s.n);
+  if (!measured || !std::isfinite(s.geomean)) return not_available;
+  if (!std::isfinite(s.geomean_ci_low) || !std::isfinite(s.geomean_ci_high))
+    return fmt::format("{:.2f} [{}] (n={})", s.geomean, not_available, s.n);  // one repetition: no interval
+  return fmt::format("{:.2f} [{:.2f}–{:.2f}] (n={})", s.geomean, s.geomean_ci_low, s.geomean_ci_high, s.n);
 }
 
 std::string change_cell(const variant_comparison& v) {
   if (!std::isfinite(v.change)) return em_dash;
-  return fmt::format("{:+.1f}%", v.change * 100);
+  std::string text = fmt::format("{:+.1f}%", v.change * 100);
+  if (std::isfinite(v.change_ci_low) && std::isfinite(v.change_ci_high))
+    return text + fmt::format(" [{:+.1f}%, {:+.1f}%]", v.change_ci_low * 100, v.change_ci_high * 100);
+  return text + fmt::format(" [{}]", not_available);
 }
 
 std::string p_cell(const variant_comparison& v) {
@@ -103,10 +108,12 @@ std::string comparison_markdown(const comparison& c) {
   out += "| | file | run | commit | date | device |\n| --- | --- | --- | --- | --- | --- |\n";
   out += identity_row("BASE", c.base) + identity_row("NEW", c.candidate) + '\n';
   out += fmt::format(
-      "Throughput: a two-sided Mann-Whitney U test of the per-repetition samples/s (exact without ties "
-      "when a side has at most 8 repetitions, else the normal approximation); SLOWER or FASTER when p < {:g} "
-      "and the medians differ by more than {}. Exit status 1 on any SLOWER variant or newly failing "
-      "check.\n\n",
+      "Throughput: the geometric mean of the per-repetition samples/s, in brackets its 95% CI (Student t "
+      "on the logs); change: the ratio of the geometric means − 1, in brackets its 95% CI (Welch t on the "
+      "logs, the runs being independent). Verdict: a two-sided Mann-Whitney U test of the per-repetition "
+      "samples/s (exact without ties when a side has at most 8 repetitions, else the normal approximation); "
+      "SLOWER or FASTER when p < {:g} and the change exceeds {}. Exit status 1 on any SLOWER variant or "
+      "newly failing check.\n\n",
       c.options.alpha, percent(c.options.threshold));
   for (const auto& w : c.warnings) out += "> **Warning:** " + markdown_cell(w) + "  \n";
   if (!c.warnings.empty())

@@ -25,19 +25,33 @@ double timed_seconds(const variant_result& v, int64_t samples_per_pass) {
   return total;
 }
 
+// Cosines close to 1 need more digits than {:.3g} gives.
+std::string cosine(double v) { return std::isfinite(v) ? fmt::format("{:.6f}", v) : "n/a"; }
+
 std::string check_detail(const variant_result& v) {
   const check_result& c = v.check;
-  return fmt::format(
-      "status {}\nrel_l2 {} (tolerance {})\nmax_abs {}\ncosine {}\ntop1_agreement {}\n"
-      "top1_agreement_decisive {} over {} samples\nnonfinite {}\n",
-      to_string(c.status), number(c.rel_l2), number(c.tolerance), number(c.max_abs), number(c.cosine),
-      number(c.top1_agreement), number(c.top1_agreement_decisive), c.decisive_samples, c.nonfinite);
+  const std::string head = fmt::format(
+      "status {}\noutput {}\nrel_l2 {} (tolerance {})\nmax_abs {}\ncosine {}\n", to_string(c.status),
+      to_string(c.output), number(c.rel_l2), number(c.tolerance), number(c.max_abs), cosine(c.cosine));
+  // Top-1 only for logits: an argmax over embedding dimensions means nothing.
+  const std::string agreement =
+      c.output == output_kind::embedding
+          ? fmt::format("cosine per sample: min {} (bound {}), mean {}\n", cosine(c.cosine_min),
+                        cosine(c.cosine_min_bound), cosine(c.cosine_mean))
+          : fmt::format("top1_agreement {}\ntop1_agreement_decisive {} over {} samples\n",
+                        number(c.top1_agreement), number(c.top1_agreement_decisive), c.decisive_samples);
+  return head + agreement + fmt::format("nonfinite {}\n", c.nonfinite);
 }
 
 std::string side_text(const compared_side& s) {
   if (!s.present) return "absent";
-  return fmt::format("{} (check {}, rel_l2 {}), median {} samples/s over {} repetitions", to_string(s.status),
-                     to_string(s.check_status), number(s.rel_l2), number(s.median), s.n);
+  const auto rate = [](double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : std::string("n/a"); };
+  const std::string interval = std::isfinite(s.geomean_ci_low) && std::isfinite(s.geomean_ci_high)
+                                   ? fmt::format("[{}–{}]", rate(s.geomean_ci_low), rate(s.geomean_ci_high))
+                                   : "[n/a]";
+  return fmt::format("{} (check {}, rel_l2 {}), geometric mean {} samples/s {} over {} repetitions",
+                     to_string(s.status), to_string(s.check_status), number(s.rel_l2), rate(s.geomean),
+                     interval, s.n);
 }
 
 }  // namespace

@@ -36,22 +36,28 @@ void write_row(std::ostream& out, const std::vector<std::string>& cells) {
   out << '\n';
 }
 
+// The centre's 95% interval, in brackets: the same statistic (README "How it measures"). "[n/a]"
+// when there is none (a single round).
+std::string interval_text(double low, double high, int decimals) {
+  if (!std::isfinite(low) || !std::isfinite(high)) return fmt::format(" [{}]", not_available);
+  return fmt::format(" [{}–{}]", fixed(low, decimals), fixed(high, decimals));
+}
+
 std::string throughput_cell(const summary& s) {
   constexpr int decimals = 2;
-  std::string text = fixed(s.median, decimals);
-  if (std::isfinite(s.median) && std::isfinite(s.ci_low) && std::isfinite(s.ci_high))
-    text += " ± " + fixed((s.ci_high - s.ci_low) / 2, decimals);
-  return text;
+  if (!std::isfinite(s.geomean)) return not_available;
+  return fixed(s.geomean, decimals) + interval_text(s.geomean_ci_low, s.geomean_ci_high, decimals);
 }
 
 std::string speedup_cell(const variant_result& v) {
-  const double m = v.speedup.median;
+  const double m = v.speedup.geomean;
   if (v.is_baseline) return "1.00× (baseline)";
   if (!std::isfinite(m)) return not_available;
   const int decimals = m >= one_decimal_from ? 1 : 2;
-  std::string text = fixed(m, decimals) + "×";
-  if (std::isfinite(v.speedup.ci_low) && std::isfinite(v.speedup.ci_high))
-    text += fmt::format(" [{}–{}]", fixed(v.speedup.ci_low, decimals), fixed(v.speedup.ci_high, decimals));
+  std::string text =
+      fixed(m, decimals) + "×" + interval_text(v.speedup.geomean_ci_low, v.speedup.geomean_ci_high, decimals);
+  // Rounds that could not be paired (the variant stopped part way): say so, the interval is wider.
+  if (v.speedup.method == speedup_method::welch) text += " (unpaired)";
   return text;
 }
 
@@ -145,8 +151,9 @@ void write_environment(const run_result& r, std::ostream& out) {
                      or_unknown(w.lengths), fixed(w.mean_length, 1));
   out << fmt::format(
       "Baseline `{}`; warm-up passes: {}; timed repetitions per variant: {}, interleaved round-robin. "
-      "Throughput is the median ± half the 95% CI of the mean; speedup is the ratio of medians, in "
-      "brackets its 95% paired-bootstrap CI.\n",
+      "Throughput is the geometric mean over the rounds, in brackets its 95% CI (Student t on the logs); "
+      "speedup is the geometric mean of the per-round ratios to the baseline, in brackets its 95% CI "
+      "(paired t on the log ratios).\n",
       r.baseline, r.warmup, r.repetitions);
   write_repetitions(r, out);
   if (r.scenario != "offline") {
@@ -163,18 +170,39 @@ bool any_finite(const run_result& r, double variant_result::*field) {
   return false;
 }
 
+bool any_checked(const run_result& r, output_kind kind) {
+  return std::any_of(r.variants.begin(), r.variants.end(), [&](const variant_result& v) {
+    return v.check.status != status_kind::skipped && v.check.output == kind;
+  });
+}
+
+// The least similar sample's cosine, then the mean over samples: "0.999977 (0.999995)".
+std::string cosine_cell(const check_result& c) {
+  if (c.output != output_kind::embedding || !std::isfinite(c.cosine_min)) return not_available;
+  return fmt::format("{} ({})", fixed(c.cosine_min, 6), fixed(c.cosine_mean, 6));
+}
+
+std::string top1_cell(const check_result& c) {
+  return c.output == output_kind::logits ? share_cell(c.top1_agreement) : not_available;
+}
+
 void write_detail_table(const run_result& r, std::ostream& out) {
   // Pooling and the result cache are measured only by the variants that use them: their
   // columns appear only when some variant has a value.
   const bool cache = any_finite(r, &variant_result::cache_hit_rate);
   const bool allocations = any_finite(r, &variant_result::allocations_per_batch);
+  // The check's agreement column follows the output: top-1 for logits, per-sample cosine for
+  // embeddings (an argmax over embedding dimensions means nothing).
+  const bool embeddings = any_checked(r, output_kind::embedding);
+  const bool logits = any_checked(r, output_kind::logits) || !embeddings;
   std::vector<std::string> header = {"Method",     "tokens/s",         "padding efficiency",
                                      "mean batch", "latency p50 (ms)", "latency p99 (ms)"};
   if (cache) header.emplace_back("cache hit rate");
   if (allocations) header.emplace_back("allocations/batch");
-  for (const char* h :
-       {"rounds (±CI)", "peak memory", "GFLOP/s (% of ceiling)", "rel. L2 err", "top-1 agree", "status"})
-    header.emplace_back(h);
+  for (const char* h : {"rounds (±CI)", "peak memory", "GFLOP/s (% of ceiling)", "rel. L2 err"}) header.emplace_back(h);
+  if (logits) header.emplace_back("top-1 agree");
+  if (embeddings) header.emplace_back("cosine min (mean)");
+  header.emplace_back("status");
   std::vector<std::string> align(header.size() - 1, "---:");
   align.insert(align.begin(), "---");  // Method: text, left
   align.back() = "---";                // status: text, left
@@ -183,16 +211,18 @@ void write_detail_table(const run_result& r, std::ostream& out) {
   std::set<std::string> memory_methods;
   for (const auto& v : r.variants) {
     std::vector<std::string> row = {cell(v.name),
-                                    fixed(v.tokens_per_s.median, 0),
+                                    fixed(v.tokens_per_s.geomean, 0),
                                     share_cell(v.padding_efficiency),
                                     fixed(v.mean_batch_size, 1),
                                     fixed(v.latency_ms.p50, 2),
                                     fixed(v.latency_ms.p99, 2)};
     if (cache) row.push_back(share_cell(v.cache_hit_rate));
     if (allocations) row.push_back(fixed(v.allocations_per_batch, 2));
-    for (auto&& c : {rounds_cell(v), human_bytes(v.peak_memory_bytes), gflops_cell(v),
-                     scientific(v.check.rel_l2), share_cell(v.check.top1_agreement), to_string(v.status)})
+    for (auto&& c : {rounds_cell(v), human_bytes(v.peak_memory_bytes), gflops_cell(v), scientific(v.check.rel_l2)})
       row.push_back(c);
+    if (logits) row.push_back(top1_cell(v.check));
+    if (embeddings) row.push_back(cosine_cell(v.check));
+    row.push_back(to_string(v.status));
     write_row(out, row);
     if (!v.peak_memory_method.empty()) memory_methods.insert(v.peak_memory_method);
   }

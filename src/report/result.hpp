@@ -4,54 +4,44 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "stats/summary_types.hpp"
+
 namespace attnbench {
 
-inline constexpr int results_schema_version = 1;
-inline constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
-
-// Summary of repeated measurements (see stats/summary.hpp for n = 0, 1, 2 behaviour).
-// NaN means "undefined" (e.g. a confidence interval from one repetition): JSON null, "n/a" in text.
-struct summary {
-  int64_t n = 0;
-  double median = not_a_number;
-  double mean = not_a_number;
-  double min = not_a_number;
-  double max = not_a_number;
-  double stddev = not_a_number;
-  double ci_low = not_a_number;   // 95% confidence interval
-  double ci_high = not_a_number;
-  std::vector<double> samples;    // every repetition, in the order measured
-};
-
-struct speedup_summary {
-  double median = not_a_number;   // median(variant) / median(baseline) of samples/s
-  double ci_low = not_a_number;   // 95% paired bootstrap interval of that ratio
-  double ci_high = not_a_number;
-};
-
-struct latency_summary {
-  double p50 = not_a_number;      // per-batch wall time, ms, over every timed batch
-  double p90 = not_a_number;
-  double p99 = not_a_number;
-};
+// 2: statistics centred on the geometric mean (summary::geomean and its interval, speedup as the
+// geometric mean of per-round ratios), check.output and per-sample cosines. Version 1 files are
+// still read: their statistics are recomputed from their samples (result_json.cpp).
+inline constexpr int results_schema_version = 2;
+inline constexpr int oldest_results_schema_version = 1;
 
 enum class status_kind { pass, fail, skipped };
 std::string to_string(status_kind s);  // "PASS", "FAIL", "SKIPPED"
 
+// What the model outputs, which decides how outputs are compared (check/output_check.hpp).
+enum class output_kind {
+  logits,     // classifier logits (N, num_labels): top-1 agreement means something
+  embedding,  // a mean-pooled embedding (N, hidden): compared by per-sample cosine, no argmax
+};
+std::string to_string(output_kind k);  // "logits", "embedding"
+
 struct check_result {
   status_kind status = status_kind::skipped;
   std::string message;            // why FAIL (or SKIPPED); empty on PASS
+  output_kind output = output_kind::logits;
   double tolerance = not_a_number;  // relative-L2 bound applied
   double max_abs = not_a_number;
   double rel_l2 = not_a_number;   // ||out - ref|| / ||ref||
-  double cosine = not_a_number;
+  double cosine = not_a_number;   // of all outputs as one vector
+  double cosine_min = not_a_number;        // per sample (row), the least similar sample
+  double cosine_mean = not_a_number;       // per sample, mean over samples
+  double cosine_min_bound = not_a_number;  // embeddings: cosine_min must reach it; NaN for logits
+  // Logits only (NaN, 0 for embeddings: an argmax over embedding dimensions means nothing).
   double top1_agreement = not_a_number;           // fraction of samples, 0..1
   double top1_agreement_decisive = not_a_number;  // over samples whose baseline top-2 margin > decisive_margin
   int64_t decisive_samples = 0;
@@ -201,14 +191,14 @@ struct variant_result {
   // measurements
   summary throughput;             // samples/s per repetition
   summary tokens_per_s;           // real tokens/s per repetition
-  speedup_summary speedup;
+  speedup_summary speedup;        // against the baseline's rounds
   latency_summary latency_ms;
   int64_t peak_memory_bytes = -1;  // -1: not measured (peak_memory_method then says why)
   std::string peak_memory_method;
   repetition_info repetition;
-  double flops_per_pass = not_a_number;   // analytic, padded tokens included (README "FLOP count")
-  double achieved_gflops = not_a_number;  // flops_per_pass × median passes/s / 1e9
-  double ceiling_share = not_a_number;    // achieved_gflops / measured matmul ceiling of its dtype
+  double flops_per_pass = not_a_number;  // analytic, padded tokens included (README "FLOP count")
+  double achieved_gflops = not_a_number;  // flops_per_pass × passes/s (geomean) / 1e9
+  double ceiling_share = not_a_number;   // achieved_gflops / measured matmul ceiling of its dtype
   check_result check;
   offload_info offload;
   parallel_info parallel;

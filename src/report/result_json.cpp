@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "report/sweep_result_json.hpp"
+#include "stats/summary.hpp"
 
 namespace attnbench {
 namespace {
@@ -26,26 +28,40 @@ ojson to_json(const summary& s) {
   ojson samples = ojson::array();
   for (double v : s.samples) samples.push_back(number(v));
   return {{"n", s.n},
+          {"geomean", number(s.geomean)},
+          {"geomean_ci_low", number(s.geomean_ci_low)},
+          {"geomean_ci_high", number(s.geomean_ci_high)},
           {"median", number(s.median)},
           {"mean", number(s.mean)},
           {"min", number(s.min)},
           {"max", number(s.max)},
           {"stddev", number(s.stddev)},
-          {"ci_low", number(s.ci_low)},
-          {"ci_high", number(s.ci_high)},
           {"samples", samples}};
 }
 
+ojson to_json(const speedup_summary& s) {
+  return {{"geomean", number(s.geomean)},
+          {"geomean_ci_low", number(s.geomean_ci_low)},
+          {"geomean_ci_high", number(s.geomean_ci_high)},
+          {"method", s.method == speedup_method::none ? ojson(nullptr) : ojson(to_string(s.method))}};
+}
+
 ojson to_json(const check_result& c) {
+  const bool compared = c.status != status_kind::skipped;
+  const bool logits = c.output == output_kind::logits;
   return {{"status", to_string(c.status)},
           {"message", c.message},
+          {"output", compared ? ojson(to_string(c.output)) : ojson(nullptr)},
           {"tolerance", number(c.tolerance)},
           {"max_abs", number(c.max_abs)},
           {"rel_l2", number(c.rel_l2)},
           {"cosine", number(c.cosine)},
+          {"cosine_min", number(c.cosine_min)},
+          {"cosine_mean", number(c.cosine_mean)},
+          {"cosine_min_bound", number(c.cosine_min_bound)},
           {"top1_agreement", number(c.top1_agreement)},
           {"top1_agreement_decisive", number(c.top1_agreement_decisive)},
-          {"decisive_samples", c.decisive_samples},
+          {"decisive_samples", logits ? ojson(c.decisive_samples) : ojson(nullptr)},
           {"decisive_margin", number(c.decisive_margin)},
           {"nonfinite", c.nonfinite}};
 }
@@ -157,10 +173,7 @@ ojson to_json(const variant_result& v) {
           {"cache_hit_rate", number(v.cache_hit_rate)},
           {"throughput", to_json(v.throughput)},
           {"tokens_per_s", to_json(v.tokens_per_s)},
-          {"speedup",
-           {{"median", number(v.speedup.median)},
-            {"ci_low", number(v.speedup.ci_low)},
-            {"ci_high", number(v.speedup.ci_high)}}},
+          {"speedup", to_json(v.speedup)},
           {"latency_ms",
            {{"p50", number(v.latency_ms.p50)},
             {"p90", number(v.latency_ms.p90)},
@@ -269,7 +282,18 @@ class reader {
   std::string path_;
 };
 
-summary summary_from(const reader& r) {
+std::vector<double> finite(const std::vector<double>& values) {
+  std::vector<double> out;
+  for (double v : values)
+    if (std::isfinite(v)) out.push_back(v);
+  return out;
+}
+
+// Version 1 wrote the median and the mean's t interval (ci_low, ci_high); version 2 the geometric
+// mean and its interval. A version-1 summary keeps its descriptive fields and gets the geometric
+// mean and interval from its samples (every version-1 file has them); its mean interval is
+// dropped, as nothing reports it any more.
+summary summary_from(const reader& r, int64_t version) {
   summary s;
   s.n = r.integer("n");
   s.median = r.number("median");
@@ -277,25 +301,64 @@ summary summary_from(const reader& r) {
   s.min = r.number("min");
   s.max = r.number("max");
   s.stddev = r.number("stddev");
-  s.ci_low = r.number("ci_low");
-  s.ci_high = r.number("ci_high");
   const ojson& samples = r.array("samples");
   for (size_t i = 0; i < samples.size(); ++i)
     s.samples.push_back(reader::as_number(samples[i], fmt::format("{}[{}]", r.path_of("samples"), i)));
+  if (version == 1) {
+    const geomean_interval g = geomean_ci(finite(s.samples));
+    s.geomean = g.centre;
+    s.geomean_ci_low = g.low;
+    s.geomean_ci_high = g.high;
+  } else {
+    s.geomean = r.number("geomean");
+    s.geomean_ci_low = r.number("geomean_ci_low");
+    s.geomean_ci_high = r.number("geomean_ci_high");
+  }
   return s;
 }
 
+speedup_summary speedup_from(const reader& r) {
+  speedup_summary s;
+  s.geomean = r.number("geomean");
+  s.geomean_ci_low = r.number("geomean_ci_low");
+  s.geomean_ci_high = r.number("geomean_ci_high");
+  if (!r.at("method").is_null()) {
+    const std::string m = r.string("method");
+    if (m == to_string(speedup_method::paired))
+      s.method = speedup_method::paired;
+    else if (m == to_string(speedup_method::welch))
+      s.method = speedup_method::welch;
+    else
+      throw input_error(r.path_of("method"),
+                        fmt::format("unknown method '{}'; expected paired, welch or null", m));
+  }
+  return s;
+}
+
+// Version 1 had no "output" (its runs were logits, or embeddings judged by argmax) and no
+// per-sample cosines: read as logits with the cosines undefined.
 check_result check_from(const reader& r) {
   check_result c;
   c.status = r.status("status");
   c.message = r.string("message");
+  if (r.has("output") && !r.at("output").is_null()) {
+    const std::string kind = r.string("output");
+    if (kind == to_string(output_kind::embedding))
+      c.output = output_kind::embedding;
+    else if (kind != to_string(output_kind::logits))
+      throw input_error(r.path_of("output"),
+                        fmt::format("unknown output '{}'; expected logits or embedding", kind));
+  }
   c.tolerance = r.number("tolerance");
   c.max_abs = r.number("max_abs");
   c.rel_l2 = r.number("rel_l2");
   c.cosine = r.number("cosine");
+  c.cosine_min = r.optional_number("cosine_min");
+  c.cosine_mean = r.optional_number("cosine_mean");
+  c.cosine_min_bound = r.optional_number("cosine_min_bound");
   c.top1_agreement = r.number("top1_agreement");
   c.top1_agreement_decisive = r.number("top1_agreement_decisive");
-  c.decisive_samples = r.integer("decisive_samples");
+  c.decisive_samples = r.at("decisive_samples").is_null() ? 0 : r.integer("decisive_samples");
   c.decisive_margin = r.number("decisive_margin");
   c.nonfinite = r.integer("nonfinite");
   return c;
@@ -395,7 +458,7 @@ train_result train_from(const reader& r) {
   return t;
 }
 
-variant_result variant_from(const reader& r) {
+variant_result variant_from(const reader& r, int64_t version) {
   variant_result v;
   v.name = r.string("name");
   v.description = r.string("description");
@@ -414,10 +477,11 @@ variant_result variant_from(const reader& r) {
   v.mean_batch_size = r.optional_number("mean_batch_size");
   v.allocations_per_batch = r.optional_number("allocations_per_batch");
   v.cache_hit_rate = r.optional_number("cache_hit_rate");
-  v.throughput = summary_from(r.object("throughput"));
-  v.tokens_per_s = summary_from(r.object("tokens_per_s"));
-  const reader speedup = r.object("speedup");
-  v.speedup = {speedup.number("median"), speedup.number("ci_low"), speedup.number("ci_high")};
+  v.throughput = summary_from(r.object("throughput"), version);
+  v.tokens_per_s = summary_from(r.object("tokens_per_s"), version);
+  // Version 1's speedup (a ratio of medians with a bootstrap interval) is recomputed from the
+  // samples once every variant is read (run_result_from_json).
+  if (version != 1) v.speedup = speedup_from(r.object("speedup"));
   const reader latency = r.object("latency_ms");
   v.latency_ms = {latency.number("p50"), latency.number("p90"), latency.number("p99")};
   if (r.has("server")) {
@@ -506,6 +570,17 @@ workload_info workload_from(const reader& r) {
   return w;
 }
 
+// A version-1 file's speedups, as version 2 defines them: from each variant's samples/s per round
+// against the baseline's (speedup_of), for every variant that ran while the baseline did.
+void recompute_speedups(run_result& r) {
+  const auto base = std::find_if(r.variants.begin(), r.variants.end(),
+                                 [&](const variant_result& v) { return v.name == r.baseline; });
+  if (base == r.variants.end() || base->status == status_kind::skipped) return;
+  const std::vector<double> base_samples = finite(base->throughput.samples);
+  for (auto& v : r.variants)
+    if (v.status != status_kind::skipped) v.speedup = speedup_of(finite(v.throughput.samples), base_samples);
+}
+
 }  // namespace
 
 ojson run_result_to_json(const run_result& r) {
@@ -553,10 +628,10 @@ run_result run_result_from_json(const ojson& j) {
   const reader top(j, "");
   run_result r;
   const int64_t version = top.integer("schema_version");
-  if (version != results_schema_version)
+  if (version < oldest_results_schema_version || version > results_schema_version)
     throw input_error("schema_version",
-                      fmt::format("results schema version {} is not supported (expected {})", version,
-                                  results_schema_version));
+                      fmt::format("results schema version {} is not supported (expected {} to {})", version,
+                                  oldest_results_schema_version, results_schema_version));
   r.name = top.string("name");
   r.baseline = top.string("baseline");
   r.environment = environment_from(top.object("environment"));
@@ -575,7 +650,8 @@ run_result run_result_from_json(const ojson& j) {
   r.latency_bound_ms = top.optional_number("latency_bound_ms");
   const ojson& variants = top.array("variants");
   for (size_t i = 0; i < variants.size(); ++i)
-    r.variants.push_back(variant_from(reader(variants[i], fmt::format("variants[{}]", i))));
+    r.variants.push_back(variant_from(reader(variants[i], fmt::format("variants[{}]", i)), version));
+  if (version == 1) recompute_speedups(r);
   return r;
 }
 

@@ -21,15 +21,15 @@ chart_bar bar_of(const variant_result& v) {
 
 bar_panel throughput_panel(const run_result& r) {
   bar_panel p;
-  p.title = "Throughput: median, whisker = 95% CI of the mean";
+  p.title = "Throughput: geometric mean, whisker = its 95% CI";
   p.axis_label = "samples/s";
   for (const auto& v : r.variants) {
     chart_bar b = bar_of(v);
     if (v.status != status_kind::skipped) {
-      b.value = v.throughput.median;
-      b.error_low = v.throughput.ci_low;
-      b.error_high = v.throughput.ci_high;
-      b.value_text = fmt::format("{:.2f}", v.throughput.median);
+      b.value = v.throughput.geomean;
+      b.error_low = v.throughput.geomean_ci_low;
+      b.error_high = v.throughput.geomean_ci_high;
+      b.value_text = fmt::format("{:.2f}", v.throughput.geomean);
       if (!std::isfinite(b.value)) b.note = "not measured";
       if (b.failed) b.note = "(FAIL)";  // the outputs differ: a speed not to be read as a result
     }
@@ -40,16 +40,16 @@ bar_panel throughput_panel(const run_result& r) {
 
 bar_panel speedup_panel(const run_result& r) {
   bar_panel p;
-  p.title = "Speedup over " + r.baseline + ": ratio of medians, whisker = 95% paired-bootstrap CI";
+  p.title = "Speedup over " + r.baseline + ": geometric mean of per-round ratios, whisker = its 95% CI";
   p.axis_label = "× baseline";
   p.reference = 1;
   for (const auto& v : r.variants) {
     chart_bar b = bar_of(v);
     if (v.status != status_kind::skipped) {
-      b.value = v.is_baseline ? 1.0 : v.speedup.median;
+      b.value = v.is_baseline ? 1.0 : v.speedup.geomean;
       if (!v.is_baseline) {
-        b.error_low = v.speedup.ci_low;
-        b.error_high = v.speedup.ci_high;
+        b.error_low = v.speedup.geomean_ci_low;
+        b.error_high = v.speedup.geomean_ci_high;
       }
       b.value_text = fmt::format("{:.2f}×", b.value) + (v.is_baseline ? " (baseline)" : "");
       if (!std::isfinite(b.value)) b.note = "not measured";

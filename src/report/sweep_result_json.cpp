@@ -49,10 +49,11 @@ ojson sweep_result_to_json(const sweep_result& sweep) {
 sweep_result sweep_result_from_json(const ojson& j) {
   sweep_result s;
   const ojson& version = field(j, "schema_version", "");
-  if (!version.is_number_integer() || version.get<int64_t>() != results_schema_version)
+  if (!version.is_number_integer() || version.get<int64_t>() < oldest_results_schema_version ||
+      version.get<int64_t>() > results_schema_version)
     throw input_error("schema_version",
-                      fmt::format("results schema version {} is not supported (expected {})", version.dump(),
-                                  results_schema_version));
+                      fmt::format("results schema version {} is not supported (expected {} to {})",
+                                  version.dump(), oldest_results_schema_version, results_schema_version));
   s.name = text(field(j, "name", ""), "name");
   const ojson& axes = array(field(j, "axes", ""), "axes");
   for (size_t i = 0; i < axes.size(); ++i) {

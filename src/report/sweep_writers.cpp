@@ -128,13 +128,13 @@ std::string sweep_svg(const sweep_result& sweep) {
       }
       if (v.status == status_kind::skipped) continue;
       line_series& s = series[it->second];
-      s.y[xi] = v.throughput.median;
-      s.y_low[xi] = v.throughput.ci_low;
-      s.y_high[xi] = v.throughput.ci_high;
+      s.y[xi] = v.throughput.geomean;
+      s.y_low[xi] = v.throughput.geomean_ci_low;
+      s.y_high[xi] = v.throughput.geomean_ci_high;
     }
   }
   return svg_line_chart(fmt::format("{}: throughput against {}", sweep.name, x_axis.name), x_axis.name,
-                        x_axis.values, "samples/s (median, 95% CI)", series);
+                        x_axis.values, "samples/s (geometric mean, 95% CI)", series);
 }
 
 }  // namespace attnbench

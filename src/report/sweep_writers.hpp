@@ -16,7 +16,7 @@ std::string sweep_csv(const sweep_result& sweep);
 std::string sweep_markdown(const sweep_result& sweep, const std::string& chart_file);
 
 // x: the first axis with more than one value (the first axis when none has); one line per variant
-// and combination of the other varying axes' values; y: median samples/s with its 95% CI.
+// and combination of the other varying axes' values; y: samples/s, geometric mean with its 95% CI.
 std::string sweep_svg(const sweep_result& sweep);
 
 }  // namespace attnbench

@@ -12,8 +12,9 @@ namespace attnbench {
 // amount / seconds for each pass (e.g. samples per pass → samples/s per pass).
 std::vector<double> per_second(const std::vector<double>& pass_s, double amount);
 
-// Fills r.throughput (samples/s), r.tokens_per_s and, when the baseline ran, r.speedup (the ratio
-// of medians with its paired bootstrap interval) from the pass times.
+// Fills r.throughput (samples/s), r.tokens_per_s and, when the baseline ran, r.speedup (the
+// geometric mean of the per-round ratios with its t interval; stats/summary.hpp) from the pass
+// times.
 void summarize_passes(variant_result& r, const std::vector<double>& pass_s, double samples, double tokens,
                       const std::vector<double>& base_samples_per_s, bool base_ran);
 

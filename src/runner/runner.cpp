@@ -639,7 +639,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
         r.allocations_per_batch = static_cast<double>(v.timed_allocations) /
                                   static_cast<double>(v.pass_s.size() * v.plans.size());
       r.latency_ms = latency_summary{percentile(v.batch_ms, 50), percentile(v.batch_ms, 90), percentile(v.batch_ms, 99)};
-      r.achieved_gflops = r.flops_per_pass * r.throughput.median / static_cast<double>(n_samples) / 1e9;
+      r.achieved_gflops = r.flops_per_pass * r.throughput.geomean / static_cast<double>(n_samples) / 1e9;
       r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, v.cfg->precision);
       if (options.perturb_variant && *options.perturb_variant == r.name) {
         auto gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/7);
@@ -651,7 +651,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
         r.check.status = status_kind::fail;
         r.check.message = "the baseline could not run, so nothing can be checked";
       } else {
-        r.check = compare_outputs(v.outputs, base.outputs, tol);
+        r.check = compare_outputs(v.outputs, base.outputs, tol, output_kind_of(cfg.model, base.outputs.size(-1)));
       }
       r.status = r.check.status;
       if (r.status == status_kind::fail) r.reason = r.check.message;

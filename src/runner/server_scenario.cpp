@@ -228,7 +228,8 @@ server_sweep run_server_sweep(const config& cfg, const dataset& data, const vari
     sweep.check.status = status_kind::fail;
     sweep.check.message = "the server scenario served no request";
   } else {
-    sweep.check = compare_outputs(torch::stack(outs), torch::stack(refs), tol);
+    sweep.check = compare_outputs(torch::stack(outs), torch::stack(refs), tol,
+                                  output_kind_of(cfg.model, refs.front().size(-1)));
   }
   return sweep;
 }

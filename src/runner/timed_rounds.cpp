@@ -9,8 +9,6 @@
 namespace attnbench {
 namespace {
 
-double relative_width(double lo, double hi, double centre) { return (hi - lo) / 2.0 / centre; }
-
 double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -33,12 +31,10 @@ interval_widths report_interval_widths() {
   interval_widths w;
   // Rates per pass of one unit: the relative width does not depend on the amount per pass.
   w.throughput = [](const std::vector<double>& pass_s) {
-    const summary s = summarize(per_second(pass_s, 1.0));
-    return relative_width(s.ci_low, s.ci_high, s.median);
+    return summarize(per_second(pass_s, 1.0)).relative_half_width();
   };
   w.speedup = [](const std::vector<double>& pass_s, const std::vector<double>& base_pass_s) {
-    const speedup_summary s = speedup_of(per_second(pass_s, 1.0), per_second(base_pass_s, 1.0));
-    return relative_width(s.ci_low, s.ci_high, s.median);
+    return speedup_of(per_second(pass_s, 1.0), per_second(base_pass_s, 1.0)).relative_half_width();
   };
   return w;
 }
@@ -97,10 +93,8 @@ void record_repetitions(const measure_config& m, const rounds_outcome& o, run_re
     if (r.throughput.n == 0) continue;  // skipped, or failed before a timed pass
     repetition_info& info = r.repetition;
     info.rounds = r.throughput.n;
-    info.throughput_rel_half_width =
-        relative_width(r.throughput.ci_low, r.throughput.ci_high, r.throughput.median);
-    if (!r.is_baseline)
-      info.speedup_rel_half_width = relative_width(r.speedup.ci_low, r.speedup.ci_high, r.speedup.median);
+    info.throughput_rel_half_width = r.throughput.relative_half_width();
+    if (!r.is_baseline) info.speedup_rel_half_width = r.speedup.relative_half_width();
     if (m.adaptive) {
       info.target_met = info.throughput_rel_half_width <= m.target_rel_half_width &&
                         (r.is_baseline || info.speedup_rel_half_width <= m.target_rel_half_width);

@@ -386,7 +386,7 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
                        base_throughput, base.runnable);
       r.latency_ms =
           latency_summary{percentile(v.step_ms, 50), percentile(v.step_ms, 90), percentile(v.step_ms, 99)};
-      r.achieved_gflops = r.flops_per_pass * r.throughput.median / static_cast<double>(n_samples) / 1e9;
+      r.achieved_gflops = r.flops_per_pass * r.throughput.geomean / static_cast<double>(n_samples) / 1e9;
       r.ceiling_share = r.achieved_gflops / ceiling_of(res.environment, v.cfg->precision);
       if (base.runnable) {
         r.check = check_against(v, base, cfg.check.tolerance.at(v.cfg->precision));

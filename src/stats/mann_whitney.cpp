@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "report/result.hpp"
+#include "stats/summary_types.hpp"
 
 namespace attnbench {
 namespace {

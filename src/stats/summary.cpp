@@ -4,20 +4,9 @@
 #include <array>
 #include <cmath>
 #include <numeric>
-#include <random>
-#include <tuple>
 #include <utility>
 
 namespace attnbench {
-namespace {
-
-// Resamples of the speedup bootstrap: the 2.5% quantile of 2000 draws moves by well under 1% of
-// the interval between seeds.
-constexpr size_t bootstrap_resamples = 2000;
-constexpr uint64_t bootstrap_seed = 0x5eed;  // any fixed value: reproducible intervals
-
-}  // namespace
-
 namespace {
 
 // 0.975 quantiles of Student's t for dof 1..30 (computed from the regularized incomplete
@@ -30,13 +19,29 @@ constexpr std::array<double, 30> t975_table = {
 
 constexpr double normal_quantile_975 = 1.959963984540054;
 
-// mean ± t(n−1)·s/√n; NaN for n < 2, where the interval is undefined.
-std::pair<double, double> mean_ci(const std::vector<double>& values) {
-  const auto n = static_cast<int64_t>(values.size());
-  if (n < 2) return {not_a_number, not_a_number};
-  const double m = mean(values);
-  const double half = t_quantile_975(n - 1) * stddev(values) / std::sqrt(static_cast<double>(n));
-  return {m - half, m + half};
+// log of every value; empty when any value is ≤ 0 or not finite (no geometric mean exists).
+std::vector<double> logs_of(const std::vector<double>& values) {
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double v : values) {
+    if (!(v > 0) || !std::isfinite(v)) return {};
+    logs.push_back(std::log(v));
+  }
+  return logs;
+}
+
+// Mean of logs ± t(n−1)·s/√n, mapped back with exp. An empty input means "no geometric mean".
+geomean_interval interval_of_logs(const std::vector<double>& logs) {
+  geomean_interval g;
+  const auto n = static_cast<int64_t>(logs.size());
+  if (n == 0) return g;
+  const double m = mean(logs);
+  g.centre = std::exp(m);
+  if (n < 2) return g;
+  const double half = t_quantile_975(n - 1) * stddev(logs) / std::sqrt(static_cast<double>(n));
+  g.low = std::exp(m - half);
+  g.high = std::exp(m + half);
+  return g;
 }
 
 }  // namespace
@@ -79,6 +84,8 @@ double t_quantile_975(int64_t dof) {
   return z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu;
 }
 
+geomean_interval geomean_ci(const std::vector<double>& values) { return interval_of_logs(logs_of(values)); }
+
 summary summarize(const std::vector<double>& samples) {
   summary s;
   s.n = static_cast<int64_t>(samples.size());
@@ -90,32 +97,79 @@ summary summarize(const std::vector<double>& samples) {
   s.median = median(samples);
   s.mean = mean(samples);
   s.stddev = stddev(samples);
-  std::tie(s.ci_low, s.ci_high) = mean_ci(samples);
+  const geomean_interval g = geomean_ci(samples);
+  s.geomean = g.centre;
+  s.geomean_ci_low = g.low;
+  s.geomean_ci_high = g.high;
   return s;
 }
 
 speedup_summary speedup_of(const std::vector<double>& variant, const std::vector<double>& baseline) {
   speedup_summary s;
-  s.median = median(variant) / median(baseline);
-  const size_t n = variant.size();
-  if (n != baseline.size() || n < 2) return s;
-  // Paired percentile bootstrap of the ratio of medians: resample whole rounds (keeping each
-  // round's variant and baseline together, so shared drift cancels) and take the 2.5% and 97.5%
-  // quantiles of the resampled ratios. A fixed seed makes the interval reproducible.
-  std::mt19937_64 rng(bootstrap_seed);
-  std::vector<double> ratios(bootstrap_resamples);
-  std::vector<double> v(n), b(n);
-  for (auto& ratio : ratios) {
-    for (size_t i = 0; i < n; ++i) {
-      const size_t k = static_cast<size_t>(rng() % n);  // modulo bias is ~n/2^64: negligible
-      v[i] = variant[k];
-      b[i] = baseline[k];
-    }
-    ratio = median(v) / median(b);
+  const std::vector<double> v = logs_of(variant), b = logs_of(baseline);
+  if (v.empty() || b.empty()) return s;
+  if (v.size() == b.size()) {
+    // Paired rounds: the interval of the mean log ratio. Its centre, mean(v − b), is
+    // mean(v) − mean(b): the ratio of the two geometric means.
+    std::vector<double> log_ratios(v.size());
+    for (size_t i = 0; i < v.size(); ++i) log_ratios[i] = v[i] - b[i];
+    const geomean_interval g = interval_of_logs(log_ratios);
+    s.geomean = g.centre;
+    s.geomean_ci_low = g.low;
+    s.geomean_ci_high = g.high;
+    if (v.size() >= 2) s.method = speedup_method::paired;
+    return s;
   }
-  s.ci_low = percentile(ratios, 2.5);
-  s.ci_high = percentile(ratios, 97.5);
+  return geomean_ratio_unpaired(variant, baseline);
+}
+
+speedup_summary geomean_ratio_unpaired(const std::vector<double>& a, const std::vector<double>& b) {
+  speedup_summary s;
+  const std::vector<double> la = logs_of(a), lb = logs_of(b);
+  if (la.empty() || lb.empty()) return s;
+  const double diff = mean(la) - mean(lb);
+  s.geomean = std::exp(diff);
+  if (la.size() < 2 || lb.size() < 2) return s;
+  // se² = s_a²/n_a + s_b²/n_b; Welch–Satterthwaite dof, rounded down.
+  const double na = static_cast<double>(la.size()), nb = static_cast<double>(lb.size());
+  const double qa = std::pow(stddev(la), 2) / na, qb = std::pow(stddev(lb), 2) / nb;
+  const double se = std::sqrt(qa + qb);
+  s.method = speedup_method::welch;
+  if (se == 0) {  // both sides constant: no spread, the interval is the point
+    s.geomean_ci_low = s.geomean_ci_high = s.geomean;
+    return s;
+  }
+  const double dof = (qa + qb) * (qa + qb) / (qa * qa / (na - 1) + qb * qb / (nb - 1));
+  const double half = t_quantile_975(std::max<int64_t>(1, static_cast<int64_t>(std::floor(dof)))) * se;
+  s.geomean_ci_low = std::exp(diff - half);
+  s.geomean_ci_high = std::exp(diff + half);
   return s;
+}
+
+double relative_half_width(double low, double high, double centre) {
+  if (!std::isfinite(low) || !std::isfinite(high) || !std::isfinite(centre) || !(centre > 0))
+    return not_a_number;
+  return (high - low) / (2 * centre);
+}
+
+double summary::relative_half_width() const {
+  return attnbench::relative_half_width(geomean_ci_low, geomean_ci_high, geomean);
+}
+
+double speedup_summary::relative_half_width() const {
+  return attnbench::relative_half_width(geomean_ci_low, geomean_ci_high, geomean);
+}
+
+const char* to_string(speedup_method m) {
+  switch (m) {
+    case speedup_method::none:
+      return "none";
+    case speedup_method::paired:
+      return "paired";
+    case speedup_method::welch:
+      return "welch";
+  }
+  return "unknown";  // unreachable for valid enum values
 }
 
 }  // namespace attnbench

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include "check/output_check.hpp"
@@ -10,7 +11,7 @@ using namespace attnbench;
 
 TEST_CASE("identical outputs pass with zero error", "[check]") {
   auto ref = torch::tensor({{1.0f, -2.0f}, {0.5f, 3.0f}});
-  auto r = compare_outputs(ref.clone(), ref, 1e-5);
+  auto r = compare_outputs(ref.clone(), ref, 1e-5, output_kind::logits);
   CHECK(r.status == status_kind::pass);
   CHECK(r.max_abs == 0);
   CHECK(r.rel_l2 == 0);
@@ -21,11 +22,11 @@ TEST_CASE("identical outputs pass with zero error", "[check]") {
 TEST_CASE("metrics on known values", "[check]") {
   auto ref = torch::tensor({{3.0f, 0.0f}, {0.0f, 4.0f}});  // ||ref|| = 5
   auto out = torch::tensor({{3.0f, 0.0f}, {0.0f, 4.3f}});
-  auto r = compare_outputs(out, ref, 0.1);
+  auto r = compare_outputs(out, ref, 0.1, output_kind::logits);
   CHECK(r.max_abs == Approx(0.3).epsilon(1e-6));
   CHECK(r.rel_l2 == Approx(0.3 / 5).epsilon(1e-6));
   CHECK(r.status == status_kind::pass);
-  auto strict = compare_outputs(out, ref, 0.01);
+  auto strict = compare_outputs(out, ref, 0.01, output_kind::logits);
   CHECK(strict.status == status_kind::fail);
   CHECK_THAT(strict.message, Catch::Contains("relative L2 error"));
 }
@@ -34,7 +35,7 @@ TEST_CASE("a flipped decisive prediction fails; an undecided one does not", "[ch
   // Sample 0 is decisive (margin 4); sample 1 is a near tie (margin 0.001).
   auto ref = torch::tensor({{4.0f, 0.0f}, {1.0f, 1.001f}});
   auto tie_flipped = torch::tensor({{4.0f, 0.0f}, {1.001f, 1.0f}});
-  auto r = compare_outputs(tie_flipped, ref, 0.01);
+  auto r = compare_outputs(tie_flipped, ref, 0.01, output_kind::logits);
   CHECK(r.top1_agreement == 0.5);
   CHECK(r.decisive_samples == 1);
   CHECK(r.top1_agreement_decisive == 1.0);
@@ -46,7 +47,7 @@ TEST_CASE("a flipped decisive prediction fails; an undecided one does not", "[ch
   auto flipped = many.clone();
   flipped[0][0] = 0.0f;
   flipped[0][1] = 5.0f;
-  auto f = compare_outputs(flipped, many, 0.2);
+  auto f = compare_outputs(flipped, many, 0.2, output_kind::logits);
   CHECK(f.rel_l2 < 0.2);
   CHECK(f.decisive_samples == 99);
   CHECK(f.top1_agreement_decisive == Approx(98.0 / 99.0));
@@ -57,15 +58,122 @@ TEST_CASE("a flipped decisive prediction fails; an undecided one does not", "[ch
 TEST_CASE("NaN or Inf always fails", "[check]") {
   auto ref = torch::tensor({{1.0f, 2.0f}});
   auto out = torch::tensor({{1.0f, std::nanf("")}});
-  auto r = compare_outputs(out, ref, 1e9);
+  auto r = compare_outputs(out, ref, 1e9, output_kind::logits);
   CHECK(r.nonfinite == 1);
   CHECK(r.status == status_kind::fail);
-  auto inf = compare_outputs(torch::tensor({{INFINITY, 2.0f}}), ref, 1e9);
+  auto inf = compare_outputs(torch::tensor({{INFINITY, 2.0f}}), ref, 1e9, output_kind::logits);
   CHECK(inf.status == status_kind::fail);
 }
 
 TEST_CASE("a shape mismatch fails with a message", "[check]") {
-  auto r = compare_outputs(torch::zeros({2, 3}), torch::zeros({2, 2}), 1e-5);
+  auto r = compare_outputs(torch::zeros({2, 3}), torch::zeros({2, 2}), 1e-5, output_kind::logits);
   CHECK(r.status == status_kind::fail);
   CHECK_THAT(r.message, Catch::Contains("2x3"));
+}
+
+TEST_CASE("logits: top-1 figures, no per-sample cosines", "[check]") {
+  auto ref = torch::tensor({{3.0f, 0.0f}, {0.0f, 4.0f}});
+  auto r = compare_outputs(ref.clone(), ref, 1e-5, output_kind::logits);
+  CHECK(r.output == output_kind::logits);
+  CHECK(r.top1_agreement == 1.0);
+  CHECK(r.decisive_samples == 2);
+  CHECK(std::isnan(r.cosine_min));
+  CHECK(std::isnan(r.cosine_min_bound));
+}
+
+namespace {
+
+// 100 embeddings of 384 dimensions, as a mean-pooled MiniLM gives: seeded random directions.
+torch::Tensor embeddings() {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/11);
+  return at::randn({100, 384}, gen, torch::kFloat);  // (N, H)
+}
+
+// `e` with sample `row` turned by `degrees` in the plane of its dimensions 1 and 2 (its norm kept).
+torch::Tensor rotated(torch::Tensor e, int64_t row, double degrees) {
+  const double a = degrees * M_PI / 180;
+  auto x = e[row][1].item<double>(), y = e[row][2].item<double>();
+  e[row][1] = static_cast<float>(x * std::cos(a) - y * std::sin(a));
+  e[row][2] = static_cast<float>(x * std::sin(a) + y * std::cos(a));
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("embeddings: one sample turned away fails on cosine, where top-1 would pass", "[check]") {
+  const auto ref = embeddings();
+  // Sample 0 lies mostly in dimensions 1 and 5; turning its dimension-1 part by 30° (towards
+  // dimension 2) turns the whole vector by 13.3° (cosine 0.973), beyond bf16's bound (11.5°).
+  auto base = ref.clone();
+  base[0] *= 0.01f;
+  base[0][1] = 10.0f;
+  base[0][2] = 0.0f;
+  base[0][5] = 20.0f;  // the largest dimension, untouched by the turn: argmax stays 5
+  const auto out = rotated(base.clone(), 0, 30);
+  const double tol = 5e-2;  // amp-bf16's
+  const auto r = compare_outputs(out, base, tol, output_kind::embedding);
+  INFO(r.message);
+  // One sample in 100: the aggregate relative L2 error stays within the tolerance…
+  CHECK(r.rel_l2 < tol);
+  // …and an argmax check would have agreed on every sample, this one included.
+  CHECK(out.argmax(1).eq(base.argmax(1)).all().item<bool>());
+  // The per-sample cosine catches it.
+  CHECK(r.cosine_min < r.cosine_min_bound);
+  CHECK(r.cosine_min == Approx(std::cos(std::atan2(10.0, 20.0)) * std::cos(std::atan2(10.0, 20.0)) +
+                               std::sin(std::atan2(10.0, 20.0)) * std::sin(std::atan2(10.0, 20.0)) *
+                                   std::cos(30 * M_PI / 180))
+                            .epsilon(1e-3));
+  CHECK(r.cosine_mean > r.cosine_min);
+  CHECK(r.status == status_kind::fail);
+  CHECK_THAT(r.message, Catch::Contains("1 of 100 samples have cosine similarity below 0.979796"));
+  // No top-1 figure for embeddings.
+  CHECK(r.output == output_kind::embedding);
+  CHECK(std::isnan(r.top1_agreement));
+  CHECK(std::isnan(r.top1_agreement_decisive));
+  CHECK(r.decisive_samples == 0);
+  CHECK(std::isnan(r.decisive_margin));
+
+  // The same pair judged as logits passes: top-1 agrees everywhere and the L2 error is in bounds.
+  const auto as_logits = compare_outputs(out, base, tol, output_kind::logits);
+  CHECK(as_logits.status == status_kind::pass);
+}
+
+TEST_CASE("embeddings: rounding-sized differences pass; the bound follows the tolerance", "[check]") {
+  const auto ref = embeddings();
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/12);
+  const auto noisy = ref + at::randn(ref.sizes(), gen, torch::kFloat) * 1e-3;  // relative error ~1e-3
+  const auto r = compare_outputs(noisy, ref, 1e-2, output_kind::embedding);
+  INFO(r.message);
+  CHECK(r.status == status_kind::pass);
+  CHECK(r.cosine_min > 0.9999);
+  CHECK(r.cosine_mean >= r.cosine_min);
+  CHECK(r.cosine_min_bound == Approx(std::sqrt(1 - 0.04 * 0.04)));
+  CHECK(compare_outputs(ref.clone(), ref, 1e-5, output_kind::embedding).cosine_min == Approx(1.0));
+  CHECK(embedding_cosine_bound(1e-5) == Approx(1 - 8e-10).epsilon(1e-15));
+  CHECK(embedding_cosine_bound(0.3) == 0.0);  // an error ≥ the vector itself: any direction
+  // Non-finite values fail, whatever the kind.
+  auto bad = ref.clone();
+  bad[3][7] = std::nanf("");
+  CHECK(compare_outputs(bad, ref, 1e9, output_kind::embedding).status == status_kind::fail);
+  // A zero embedding has no direction: unlike a nonzero baseline.
+  auto zero = ref.clone();
+  zero[4].zero_();
+  CHECK(compare_outputs(zero, ref, 1e9, output_kind::embedding).cosine_min == 0.0);
+}
+
+TEST_CASE("output kind follows the model's head", "[check]") {
+  model_config m;
+  m.num_labels = 2;
+  m.hidden = 384;
+  CHECK(output_kind_of(m, 2) == output_kind::logits);
+  m.mean_pool = true;  // a checkpoint without a classifier head
+  CHECK(output_kind_of(m, 384) == output_kind::embedding);
+  // TorchScript: whatever the module returns; a width other than the labels' is an embedding.
+  model_config scripted;
+  scripted.torchscript = "model.pt";
+  scripted.num_labels = 2;
+  CHECK(output_kind_of(scripted, 2) == output_kind::logits);
+  CHECK(output_kind_of(scripted, 32) == output_kind::embedding);
+  CHECK(to_string(output_kind::embedding) == "embedding");
+  CHECK(to_string(output_kind::logits) == "logits");
 }

@@ -57,12 +57,14 @@ TEST_CASE("run writes the table and every report, and refuses to overwrite them"
   CHECK_THAT(r.output, Catch::Contains("sdpa-longest"));
 
   const auto results = nlohmann::json::parse(read_file(out / "results.json"));
-  CHECK(results["schema_version"] == 1);
+  CHECK(results["schema_version"] == 2);
   REQUIRE(results["variants"].size() == 2);
   CHECK(results["variants"][0]["status"] == "PASS");
   CHECK(results["variants"][1]["status"] == "PASS");
   CHECK(results["variants"][1]["throughput"]["samples"].size() == 2);
   CHECK(results["variants"][1]["check"]["rel_l2"].get<double>() <= 1e-5);
+  CHECK(results["variants"][1]["check"]["output"] == "logits");  // the built-in classifier
+  CHECK(results["variants"][1]["speedup"]["method"] == "paired");
   CHECK(results["environment"]["config"]["name"] == "cli-test");
   CHECK(results["environment"]["ceilings"].size() >= 1);
   const auto csv = read_file(out / "results.csv");

@@ -46,7 +46,10 @@ TEST_CASE("compare: identical runs exit 0 with a SAME table on stdout", "[cli]")
   INFO(out.output);
   CHECK(out.exit_code == 0);
   CHECK_THAT(out.output, Catch::Contains("**Result: no regression.** 2 compared: 2 SAME"));
-  CHECK_THAT(out.output, Catch::Contains("| bf16-sdpa | 98.20 (n=5) | 98.20 (n=5) | +0.0% |"));
+  CHECK_THAT(
+      out.output,
+      Catch::Contains(
+          "| bf16-sdpa | 98.06 [96.82–99.31] (n=5) | 98.06 [96.82–99.31] (n=5) | +0.0% [-1.5%, +1.5%] |"));
 }
 
 TEST_CASE("compare: 20% slower exits 1 and writes compare.json, compare.md and JUnit", "[cli]") {
@@ -84,6 +87,28 @@ TEST_CASE("compare: 20% slower exits 1 and writes compare.json, compare.md and J
   CHECK(run_cli("compare " + a + " " + b + " --threshold 0.3").exit_code == 0);
 }
 
+TEST_CASE("compare: a version-1 results.json against a version-2 one", "[cli]") {
+  temp_dir tmp("v1");
+  // The report tests' sample run as schema version 1 wrote it, and the same run written now.
+  const std::string v1 = std::string(ATTNBENCH_TEST_DATA_DIR) + "/report/golden/results-v1.json";
+  const auto v2 = write_results(tmp.path, "v2.json", testing::sample_result());
+  const auto out = run_cli("compare " + v1 + " " + v2);
+  INFO(out.output);
+  CHECK(out.exit_code == 0);
+  CHECK_THAT(out.output, Catch::Contains("**Result: no regression.** 2 compared: 2 SAME"));
+  CHECK_THAT(out.output, Catch::Contains("| +0.0% ["));
+  // And the other way round, and a slower version-2 run against the version-1 baseline.
+  CHECK(run_cli("compare " + v2 + " " + v1).exit_code == 0);
+  const run_result base = testing::sample_result();
+  const auto slow = write_results(
+      tmp.path, "slow.json",
+      testing::with_throughput(base, 1, testing::scaled(base.variants[1].throughput.samples, 0.8)));
+  CHECK(run_cli("compare " + v1 + " " + slow).exit_code == 1);
+  // The committed CI baseline (version 1) still loads for the regression gate.
+  const std::string ci = std::string(ATTNBENCH_SOURCE_DIR) + "/results/ci-baseline/results.json";
+  CHECK(run_cli("compare " + ci + " " + ci).exit_code == 0);
+}
+
 TEST_CASE("compare: a newly failing check exits 1", "[cli]") {
   temp_dir tmp("check");
   const run_result base = testing::sample_result();
@@ -110,14 +135,14 @@ TEST_CASE("compare: bad input exits 2 naming the file", "[cli]") {
              Catch::Contains("error: " + corrupt.string() + ": invalid JSON: parse error at line 1"));
 
   auto future = run_result_to_json(r);
-  future["schema_version"] = 2;
+  future["schema_version"] = 3;
   const fs::path newer = tmp.path / "newer.json";
   std::ofstream(newer) << future.dump();
   out = run_cli("compare " + newer.string() + " " + good);
   CHECK(out.exit_code == 2);
   CHECK_THAT(out.output, Catch::Contains("error: " + newer.string() +
-                                         ": schema_version: results schema version 2 is "
-                                         "not supported (expected 1)"));
+                                         ": schema_version: results schema version 3 is "
+                                         "not supported (expected 1 to 2)"));
 
   auto incomplete = run_result_to_json(r);
   incomplete["variants"][1]["throughput"].erase("samples");

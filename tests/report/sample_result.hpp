@@ -3,12 +3,30 @@
 // quoting (commas, a double quote). Changing it changes the golden files.
 #pragma once
 
+#include <cmath>
 #include <vector>
 
 #include "report/result.hpp"
 #include "stats/summary.hpp"
 
 namespace attnbench::testing {
+
+// A passed check of classifier logits: 250 decisive samples, all agreeing.
+inline check_result logits_check(double tolerance, double max_abs, double rel_l2, double cosine,
+                                 double top1) {
+  check_result c;
+  c.status = status_kind::pass;
+  c.output = output_kind::logits;
+  c.tolerance = tolerance;
+  c.max_abs = max_abs;
+  c.rel_l2 = rel_l2;
+  c.cosine = cosine;
+  c.top1_agreement = top1;
+  c.top1_agreement_decisive = 1.0;
+  c.decisive_samples = 250;
+  c.decisive_margin = 0.01;
+  return c;
+}
 
 inline run_result sample_result() {
   run_result r;
@@ -57,7 +75,7 @@ inline run_result sample_result() {
     v.padding_efficiency = 35112.0 / 48640;
     v.mean_batch_size = 256.0 / 32;
     v.flops_per_pass = flops_per_pass;
-    v.achieved_gflops = flops_per_pass * v.throughput.median / 256 / 1e9;
+    v.achieved_gflops = flops_per_pass * v.throughput.geomean / 256 / 1e9;
     v.ceiling_share = v.achieved_gflops / ceiling_gflops;
   };
 
@@ -74,7 +92,7 @@ inline run_result sample_result() {
   base.latency_ms = {193.4, 201.7, 215.2};
   base.peak_memory_bytes = 412345344;
   base.peak_memory_method = "process RSS high-water mark";
-  base.check = {status_kind::pass, "", 1e-5, 0.0, 0.0, 1.0, 1.0, 1.0, 250, 0.01, 0};
+  base.check = logits_check(1e-5, 0.0, 0.0, 1.0, 1.0);
 
   variant_result fast;
   fast.name = "bf16-sdpa";
@@ -89,7 +107,7 @@ inline run_result sample_result() {
   fast.latency_ms = {81.2, 85.9, 92.4};
   fast.peak_memory_bytes = 268959744;
   fast.peak_memory_method = "process RSS high-water mark";
-  fast.check = {status_kind::pass, "", 2e-2, 0.0123, 3.42e-3, 0.99999, 0.99609375, 1.0, 250, 0.01, 0};
+  fast.check = logits_check(2e-2, 0.0123, 3.42e-3, 0.99999, 0.99609375);
   base.repetition = {5, 0.0081, not_a_number, true, false};
   fast.repetition = {5, 0.0113, 0.0241, false, true};  // the speedup missed ±2%: noisy
 
@@ -119,6 +137,24 @@ inline run_result with_throughput(run_result r, size_t index, const std::vector<
 inline std::vector<double> scaled(std::vector<double> samples, double factor) {
   for (double& s : samples) s *= factor;
   return samples;
+}
+
+// The same run with a mean-pooled embedding model: the checks compare per-sample cosines, and no
+// variant has a top-1 figure.
+inline run_result embedding_sample_result() {
+  run_result r = sample_result();
+  r.model.num_labels = 0;
+  for (auto& v : r.variants) {
+    if (v.status == status_kind::skipped) continue;
+    check_result& c = v.check;
+    c.output = output_kind::embedding;
+    c.top1_agreement = c.top1_agreement_decisive = c.decisive_margin = not_a_number;
+    c.decisive_samples = 0;
+    c.cosine_min_bound = std::sqrt(1 - 16 * c.tolerance * c.tolerance);
+    c.cosine_min = v.is_baseline ? 1.0 : 0.99987;
+    c.cosine_mean = v.is_baseline ? 1.0 : 0.999994;
+  }
+  return r;
 }
 
 // The same run in the server scenario: the fast variant has a rate sweep, a result cache and

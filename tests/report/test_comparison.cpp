@@ -35,7 +35,9 @@ TEST_CASE("compare: identical runs are SAME, the skipped variant is skipped", "[
   CHECK(base.p_value == 1.0);          // every value tied across the two samples
   CHECK(base.method == "asymptotic");  // ties: the normal approximation
   CHECK(base.base.n == 5);
-  CHECK(base.base.median == 41.33);
+  CHECK(base.base.geomean == Approx(std::pow(41.20 * 41.85 * 40.97 * 41.52 * 41.33, 1.0 / 5)));
+  CHECK(base.base.geomean_ci_low < base.base.geomean);
+  CHECK(base.base.geomean_ci_high > base.base.geomean);
   const variant_comparison& skipped = named(c, "fp16-flash");
   CHECK(skipped.kind == pairing::skipped);
   CHECK_FALSE(skipped.has_verdict);
@@ -54,6 +56,11 @@ TEST_CASE("compare: 20% slower over 5 repetitions each is SLOWER", "[report]") {
   const variant_comparison& v = named(c, "bf16-sdpa");
   CHECK(v.outcome == verdict::slower);
   CHECK(v.change == Approx(-0.2));
+  // The change is of the geometric means, its interval Welch's on the logs: it holds −20%.
+  CHECK(v.change == Approx(v.candidate.geomean / v.base.geomean - 1).epsilon(1e-12));
+  CHECK(v.change_ci_low < -0.2);
+  CHECK(v.change_ci_high > -0.2);
+  CHECK(v.change_ci_high < 0);
   CHECK(v.method == "exact");
   CHECK(v.u == 0);                                       // every NEW repetition below every BASE one
   CHECK(v.p_value == Approx(2.0 / 252).epsilon(1e-12));  // scipy: 0.007936507936507936

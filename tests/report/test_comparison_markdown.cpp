@@ -19,13 +19,15 @@ TEST_CASE("compare markdown: no regression", "[report]") {
   CHECK_THAT(
       md, Catch::Contains("| BASE | `base/results.json` | cpu-small | `3f2a9c1` | 2025-06-01T12:00:00Z | AMD "
                           "EPYC 7B13 |"));
-  CHECK_THAT(md, Catch::Contains("SLOWER or FASTER when p < 0.05 and the medians differ by more than 15%."));
+  CHECK_THAT(md, Catch::Contains("SLOWER or FASTER when p < 0.05 and the change exceeds 15%."));
+  CHECK_THAT(
+      md, Catch::Contains("change: the ratio of the geometric means − 1, in brackets its 95% CI (Welch t"));
   CHECK_THAT(md, Catch::Contains(
                      "| Variant | BASE (samples/s) | NEW (samples/s) | Change | p-value | Verdict | Check "
                      "| rel. L2 err |"));
-  CHECK_THAT(
-      md, Catch::Contains("| fp32-naive | 41.33 (n=5) | 41.33 (n=5) | +0.0% | 1 (asymptotic) | SAME | PASS → "
-                          "PASS | 0.00e+00 → 0.00e+00 |"));
+  CHECK_THAT(md, Catch::Contains(
+                     "| fp32-naive | 41.37 [40.96–41.79] (n=5) | 41.37 [40.96–41.79] (n=5) | +0.0% [-1.2%, "
+                     "+1.2%] | 1 (asymptotic) | SAME | PASS → PASS | 0.00e+00 → 0.00e+00 |"));
   CHECK_THAT(md,
              Catch::Contains("| fp16-flash | n/a | n/a | — | — | skipped | SKIPPED → SKIPPED | n/a → n/a |"));
   CHECK_THAT(md, Catch::Contains("- fp16-flash: SKIPPED in BASE and NEW: flash backend"));
@@ -47,11 +49,13 @@ TEST_CASE("compare markdown: regression, warnings, added and removed", "[report]
   CHECK_THAT(md, Catch::Contains(
                      "> **Warning:** environment.device_name differs: BASE \"AMD EPYC 7B13\", NEW \"other "
                      "CPU\"  \n> The runs may not be comparable; `--strict` makes this an error (exit 2)."));
-  CHECK_THAT(md, Catch::Contains(
-                     "| bf16-sdpa | 98.20 (n=5) | 78.56 (n=5) | -20.0% | 0.0079 (exact) | **SLOWER** |"));
-  CHECK_THAT(md, Catch::Contains(
-                     "| fp32-naive | 41.33 (n=5) | 41.33 (n=5) | +0.0% | 1 (asymptotic) | SAME | **PASS → "
-                     "FAIL** |"));
+  // 0.8 × every sample: the geometric means change by exactly −20%, inside its Welch interval.
+  CHECK_THAT(md,
+             Catch::Contains("| bf16-sdpa | 98.06 [96.82–99.31] (n=5) | 78.44 [77.45–79.45] (n=5) | -20.0% "
+                             "[-21.2%, -18.8%] | 0.0079 (exact) | **SLOWER** |"));
+  CHECK_THAT(md,
+             Catch::Contains("| fp32-naive | 41.37 [40.96–41.79] (n=5) | 41.37 [40.96–41.79] (n=5) | +0.0% "
+                             "[-1.2%, +1.2%] | 1 (asymptotic) | SAME | **PASS → FAIL** |"));
   CHECK_THAT(md, Catch::Contains("| fp16\\|flash | — | n/a | — | — | added | — → SKIPPED | — → n/a |"));
   CHECK_THAT(md, Catch::Contains("| fp16-flash | n/a | — | — | — | removed | SKIPPED → — | n/a → — |"));
   CHECK_THAT(md, Catch::Contains("- fp32-naive: output check newly FAIL\n"));

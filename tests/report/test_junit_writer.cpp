@@ -41,6 +41,24 @@ TEST_CASE("junit: one test case per variant check of a run", "[report]") {
                       "CUDA device, this run is on &quot;cpu&quot;\"/>"));
 }
 
+TEST_CASE("junit: a failed embedding check reports cosines, never top-1", "[report]") {
+  run_result r = testing::embedding_sample_result();
+  r.variants[1].status = status_kind::fail;
+  r.variants[1].check.status = status_kind::fail;
+  r.variants[1].check.message = "1 of 256 samples have cosine similarity below 0.999200";
+  const std::string xml = junit_xml(junit_suite_of(r));
+  INFO(xml);
+  CHECK(xml_problem(xml).empty());
+  CHECK_THAT(xml, Catch::Contains("output embedding"));
+  CHECK_THAT(xml, Catch::Contains("cosine per sample: min 0.999870 (bound 0.996795), mean 0.999994"));
+  CHECK(xml.find("top1") == std::string::npos);
+  // Logits keep their top-1 lines.
+  run_result logits = testing::sample_result();
+  logits.variants[1].check.status = status_kind::fail;
+  CHECK_THAT(junit_xml(junit_suite_of(logits)),
+             Catch::Contains("top1_agreement_decisive 1 over 250 samples"));
+}
+
 TEST_CASE("junit: one test case per compare verdict", "[report]") {
   const run_result base = testing::sample_result();
   run_result candidate =
@@ -62,6 +80,10 @@ TEST_CASE("junit: one test case per compare verdict", "[report]") {
                           "<failure message=\"SLOWER: throughput -20.0% (p = 0.00794, exact), beyond the "
                           "15% threshold\">"));
   CHECK_THAT(xml, Catch::Contains("<failure message=\"output check newly FAIL (BASE PASS, NEW FAIL)\">"));
+  // Each side: the geometric mean with its own interval.
+  CHECK_THAT(
+      xml, Catch::Contains("BASE: PASS (check PASS, rel_l2 0), geometric mean 41.37 samples/s [40.96–41.79] "
+                           "over 5 repetitions"));
   CHECK_THAT(xml, Catch::Contains("<skipped message=\"SKIPPED in BASE and NEW: flash backend"));
   CHECK_THAT(xml, Catch::Contains("name=\"added &lt;one&gt;\" time=\"0.000\"/>"));
 }

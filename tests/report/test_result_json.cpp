@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "report/result.hpp"
 #include "report/result_json.hpp"
 #include "sample_result.hpp"
 
@@ -36,11 +37,61 @@ TEST_CASE("results.json writes NaN as null", "[report]") {
   const ojson j = run_result_to_json(testing::sample_result());
   const ojson& skipped = j["variants"][2];
   CHECK(skipped["throughput"]["median"].is_null());
-  CHECK(skipped["speedup"]["ci_low"].is_null());
+  CHECK(skipped["throughput"]["geomean"].is_null());
+  CHECK(skipped["speedup"]["geomean_ci_low"].is_null());
+  CHECK(skipped["speedup"]["method"].is_null());
+  CHECK(skipped["check"]["output"].is_null());  // not compared
   CHECK(skipped["peak_memory_bytes"].is_null());
   CHECK(skipped["status"] == "SKIPPED");
   CHECK(j["variants"][0]["throughput"]["median"] == 41.33);
+  CHECK(j["variants"][1]["speedup"]["method"] == "paired");
+  CHECK(j["variants"][1]["check"]["output"] == "logits");
   CHECK(j.dump().find("NaN") == std::string::npos);
+}
+
+TEST_CASE("results.json v2: the geometric mean, its interval and the speedup's are one statistic",
+          "[report]") {
+  const ojson j = run_result_to_json(testing::sample_result());
+  CHECK(j["schema_version"] == 2);
+  const ojson& fast = j["variants"][1];
+  const double base_geomean = j["variants"][0]["throughput"]["geomean"].get<double>();
+  const double fast_geomean = fast["throughput"]["geomean"].get<double>();
+  CHECK(fast_geomean == Approx(std::pow(97.8 * 99.1 * 96.5 * 98.7 * 98.2, 1.0 / 5)));
+  CHECK(fast["throughput"]["geomean_ci_low"].get<double>() < fast_geomean);
+  CHECK(fast["throughput"]["geomean_ci_high"].get<double>() > fast_geomean);
+  CHECK(fast["speedup"]["geomean"].get<double>() == Approx(fast_geomean / base_geomean).epsilon(1e-12));
+  // No field keeps a version-1 name with a new meaning.
+  for (const char* gone : {"ci_low", "ci_high"}) CHECK_FALSE(fast["throughput"].contains(gone));
+  for (const char* gone : {"median", "ci_low", "ci_high"}) CHECK_FALSE(fast["speedup"].contains(gone));
+}
+
+TEST_CASE("a version-1 results.json loads with its statistics recomputed from the samples", "[report]") {
+  // tests/report/golden/results-v1.json: the report tests' sample run as schema version 1 wrote it
+  // (median ± the mean's t interval, a bootstrap ratio of medians), kept frozen for this test.
+  const run_result v1 =
+      load_run_result(std::string(ATTNBENCH_TEST_DATA_DIR) + "/report/golden/results-v1.json");
+  const run_result now = testing::sample_result();
+  REQUIRE(v1.variants.size() == 3);
+  for (size_t i = 0; i < 2; ++i) {
+    const variant_result &a = v1.variants[i], &b = now.variants[i];
+    CHECK(a.throughput.median == b.throughput.median);  // descriptive fields as written
+    CHECK(a.throughput.geomean == Approx(b.throughput.geomean).epsilon(1e-12));
+    CHECK(a.throughput.geomean_ci_low == Approx(b.throughput.geomean_ci_low).epsilon(1e-12));
+    CHECK(a.throughput.geomean_ci_high == Approx(b.throughput.geomean_ci_high).epsilon(1e-12));
+    CHECK(a.speedup.geomean == Approx(b.speedup.geomean).epsilon(1e-12));
+    CHECK(a.speedup.geomean_ci_low == Approx(b.speedup.geomean_ci_low).epsilon(1e-12));
+    CHECK(a.speedup.method == speedup_method::paired);
+    CHECK(a.check.output == output_kind::logits);
+    CHECK(std::isnan(a.check.cosine_min));
+  }
+  // The version-1 speedup was 2.376 [2.355–2.377]: a bootstrap of a median of 5 has few values,
+  // and its centre sat at the interval's edge. Recomputed, the centre is inside.
+  const speedup_summary& s = v1.variants[1].speedup;
+  CHECK(s.geomean > s.geomean_ci_low);
+  CHECK(s.geomean < s.geomean_ci_high);
+  CHECK(std::isnan(v1.variants[2].speedup.geomean));  // SKIPPED
+  // Written back, it is a version-2 file.
+  CHECK(run_result_to_json(v1)["schema_version"] == results_schema_version);
 }
 
 TEST_CASE("results.json errors name the field", "[report]") {
@@ -131,11 +182,11 @@ TEST_CASE("load_run_result names the file in every error", "[report]") {
                     Catch::StartsWith(corrupt + ": invalid JSON: parse error at line 2") &&
                         !Catch::Contains("json.exception"));
   ojson j = run_result_to_json(testing::sample_result());
-  j["schema_version"] = 2;
+  j["schema_version"] = 3;
   const std::string future = write("future.json", j.dump());
   CHECK_THROWS_WITH(load_run_result(future),
-                    future + ": schema_version: results schema version 2 is not supported (expected 1)");
-  j["schema_version"] = 1;
+                    future + ": schema_version: results schema version 3 is not supported (expected 1 to 2)");
+  j["schema_version"] = 2;
   j["variants"][0].erase("name");
   const std::string missing = write("missing-field.json", j.dump());
   CHECK_THROWS_WITH(load_run_result(missing), missing + ": variants[0].name: missing field");

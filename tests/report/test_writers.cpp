@@ -75,7 +75,7 @@ TEST_CASE("markdown: the chart only when one is written, new columns only when m
   const std::string without = render(markdown_writer{}, r);
   CHECK(without.find("![") == std::string::npos);
   // padding efficiency and mean batch size are always columns; a skipped variant shows n/a.
-  CHECK_THAT(without, Catch::Contains("| fp32-naive | 5669 | 72.2% | 8.0 | 193.40 |"));
+  CHECK_THAT(without, Catch::Contains("| fp32-naive | 5675 | 72.2% | 8.0 | 193.40 |"));
   CHECK_THAT(without, Catch::Contains("| fp16-flash | n/a | n/a | n/a |"));
   // No variant uses the cache, pooling or the server scenario: none of their columns or tables.
   CHECK(without.find("cache hit rate") == std::string::npos);
@@ -87,7 +87,7 @@ TEST_CASE("markdown: the chart only when one is written, new columns only when m
   CHECK_THAT(server, Catch::Contains("Scenario: server, latency bound p99 ≤ 250.0 ms."));
   CHECK_THAT(server, Catch::Contains("| cache hit rate | allocations/batch |"));
   CHECK_THAT(server, Catch::Contains("| 72.2% | 8.0 | 81.20 | 92.40 | 25.0% | 0.00 |"));
-  CHECK_THAT(server, Catch::Contains("| fp32-naive | 5669 | 72.2% | 8.0 | 193.40 | 215.20 | n/a | n/a |"));
+  CHECK_THAT(server, Catch::Contains("| fp32-naive | 5675 | 72.2% | 8.0 | 193.40 | 215.20 | n/a | n/a |"));
   CHECK_THAT(server, Catch::Contains("### bf16-sdpa\n\nMax sustainable rate: 100.0 requests/s."));
   CHECK_THAT(server,
              Catch::Contains("| offered rate (req/s) | achieved (req/s) | p50 (ms) | p90 (ms) | p99 (ms) | "
@@ -128,7 +128,7 @@ TEST_CASE("svg chart: one bar per variant that ran, in each panel; FAIL marked, 
   CHECK(testing::count_of(svg, "<rect class=\"bar\"") == 4);  // 2 ran × (throughput, speedup)
   CHECK_THAT(svg, Catch::Contains(
                       ">skipped: flash backend needs a CUDA device, this run is on &quot;cpu&quot;</text>"));
-  CHECK_THAT(svg, Catch::Contains(">98.20</text>"));
+  CHECK_THAT(svg, Catch::Contains(">98.06</text>"));  // the geometric mean, as every report prints
   CHECK_THAT(svg, Catch::Contains(">1.00× (baseline)</text>"));
   CHECK(svg.find("#e15759") == std::string::npos);
 
@@ -138,7 +138,7 @@ TEST_CASE("svg chart: one bar per variant that ran, in each panel; FAIL marked, 
   CHECK(testing::xml_problem(failed).empty());
   CHECK(testing::count_of(failed, "<rect class=\"bar\"") == 4);  // a FAIL still ran: it is drawn, in red
   CHECK(testing::count_of(failed, "<rect class=\"bar\" fill=\"#e15759\"") == 2);
-  CHECK_THAT(failed, Catch::Contains(">98.20 (FAIL)</text>"));
+  CHECK_THAT(failed, Catch::Contains(">98.06 (FAIL)</text>"));
   CHECK_THAT(failed, Catch::Contains("&lt;b&gt;&amp;co"));
 
   r.variants = {};
@@ -152,10 +152,8 @@ TEST_CASE("csv quotes per RFC 4180 and leaves undefined values empty", "[report]
   const std::string csv = render(csv_writer{}, testing::sample_result());
   CHECK(csv.find(R"(,"static bs=8, pad=longest",)") != std::string::npos);
   CHECK(csv.find(R"(,"flash backend needs a CUDA device, this run is on ""cpu""")") != std::string::npos);
-  CHECK(
-      csv.find(
-          "fp16-flash,SKIPPED,amp-fp16,sdpa,,\"static bs=8, pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,\"flash") !=
-      std::string::npos);
+  CHECK(csv.find("fp16-flash,SKIPPED,amp-fp16,sdpa,,\"static bs=8, "
+                 "pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,\"flash") != std::string::npos);
   CHECK(csv.find("nan") == std::string::npos);
 }
 
@@ -193,11 +191,45 @@ TEST_CASE("markdown headline table", "[report]") {
   const std::string table = markdown_table(r);
   CHECK(table.rfind("| Method | Throughput (samples/s) | Speedup vs baseline |\n| --- | ---: | ---: |\n",
                     0) == 0);
-  CHECK(table.find("| fp32-naive | 41.33 ± ") != std::string::npos);
-  CHECK(table.find("| a\\|b (noisy) | 98.20 ± ") != std::string::npos);
+  // Each cell is one statistic: the geometric mean, in brackets its own 95% interval.
+  CHECK(table.find("| fp32-naive | 41.37 [40.96–41.79] | 1.00× (baseline) |") != std::string::npos);
+  CHECK(table.find("| a\\|b (noisy) | 98.06 [96.82–99.31] | 2.37× [2.36–2.38] |") != std::string::npos);
   CHECK(table.find("| fp16-flash | — | — (skipped: ") != std::string::npos);
   r.variants[1].status = status_kind::fail;
   CHECK(markdown_table(r).find("| a\\|b (FAIL) (noisy) |") != std::string::npos);
+  // One round: the centre, and no interval — said, not left out.
+  r.variants[1].status = status_kind::pass;
+  r.variants[1].throughput = summarize({82.0});
+  r.variants[1].speedup = speedup_of({82.0}, {41.0});
+  CHECK(markdown_table(r).find("| a\\|b (noisy) | 82.00 [n/a] | 2.00× [n/a] |") != std::string::npos);
+}
+
+TEST_CASE("writers: an embedding run shows per-sample cosines and never a top-1 figure", "[report]") {
+  const run_result r = testing::embedding_sample_result();
+  const std::string md = render(markdown_writer{}, r);
+  INFO(md);
+  CHECK(md.find("top-1") == std::string::npos);
+  CHECK_THAT(md, Catch::Contains("| rel. L2 err | cosine min (mean) | status |"));
+  CHECK_THAT(md, Catch::Contains("| 3.42e-03 | 0.999870 (0.999994) | PASS |"));
+  CHECK_THAT(md, Catch::Contains("| fp16-flash |") && Catch::Contains("| n/a | n/a | SKIPPED |"));
+  // A logits run keeps its top-1 column and has no cosine one.
+  const std::string logits = render(markdown_writer{}, testing::sample_result());
+  CHECK_THAT(logits, Catch::Contains("| rel. L2 err | top-1 agree | status |"));
+  CHECK(logits.find("cosine min") == std::string::npos);
+
+  const std::string csv = render(csv_writer{}, r);
+  INFO(csv);
+  CHECK_THAT(csv, Catch::Contains(",cosine,check_output,cosine_min,cosine_mean,top1_agreement,"
+                                  "top1_agreement_decisive,"));
+  CHECK_THAT(csv, Catch::Contains(",0.99999,embedding,0.99987,0.999994,,,"));  // top-1 fields empty
+
+  const auto j = nlohmann::ordered_json::parse(render(json_writer{}, r));
+  const auto& check = j["variants"][1]["check"];
+  CHECK(check["output"] == "embedding");
+  CHECK(check["cosine_min"] == 0.99987);
+  CHECK(check["top1_agreement"].is_null());
+  CHECK(check["top1_agreement_decisive"].is_null());
+  CHECK(check["decisive_samples"].is_null());
 }
 
 TEST_CASE("make_writers", "[report]") {

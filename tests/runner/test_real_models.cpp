@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "config/config_parser.hpp"
 #include "runner/runner.hpp"
 #include "test_support.hpp"
@@ -61,6 +63,15 @@ TEST_CASE("a safetensors checkpoint runs on a text workload; its output is the m
   CHECK(r.variants[3].status == status_kind::skipped);
   CHECK(out.outputs.at("base").sizes() == torch::IntArrayRef{5, 32});  // (N, hidden), not (N, num_labels)
   CHECK(r.variants[1].check.rel_l2 > 0);                               // bf16 really ran in lower precision
+  // Embeddings are checked by per-sample cosine; an argmax over hidden dimensions is no figure.
+  for (std::size_t i = 0; i < 3; ++i) {
+    const check_result& c = r.variants[i].check;
+    CHECK(c.output == output_kind::embedding);
+    CHECK(std::isnan(c.top1_agreement));
+    CHECK(std::isnan(c.top1_agreement_decisive));
+    CHECK(c.cosine_min >= c.cosine_min_bound);
+    CHECK(c.cosine_min <= c.cosine_mean);
+  }
 }
 
 TEST_CASE("a TorchScript export gives the checkpoint's outputs; offload on it is SKIPPED",
@@ -80,6 +91,8 @@ TEST_CASE("a TorchScript export gives the checkpoint's outputs; offload on it is
   }
   CHECK(r.variants[3].status == status_kind::skipped);
   CHECK(r.variants[3].reason == "offload unsupported for TorchScript models");
+  CHECK(r.variants[0].check.output == output_kind::embedding);  // (N, 32) from a 2-label config
+  CHECK(std::isnan(r.variants[1].check.top1_agreement));
   CHECK(r.model.parameters == native.result.model.parameters + 32 * 32 + 32);  // the export keeps the pooler
   const auto& a = scripted.outputs.at("base");
   const auto& b = native.outputs.at("base");
