@@ -150,7 +150,7 @@ void write_environment(const run_result& r, std::ostream& out) {
                      m.preset, m.layers, m.hidden, m.heads, m.causal ? ", causal" : "", w.samples,
                      or_unknown(w.lengths), fixed(w.mean_length, 1));
   out << fmt::format(
-      "Baseline `{}`; warm-up passes: {}; timed repetitions per variant: {}, interleaved round-robin. "
+      "Baseline `{}`; warm-up passes: {}; timed repetitions per variant: {}, interleaved (A B C, then C B A). "
       "Throughput is the geometric mean over the rounds, in brackets its 95% CI (Student t on the logs); "
       "speedup is the geometric mean of the per-round ratios to the baseline, in brackets its 95% CI "
       "(paired t on the log ratios).\n",

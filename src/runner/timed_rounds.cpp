@@ -66,9 +66,13 @@ rounds_outcome run_rounds(
     refresh();
     const bool more = controller.another_round(out.rounds, series);
     if (!agree(out.rounds, more)) break;
-    for (int64_t i = 0; i < n; ++i) {
+    // Every other round runs the variants in reverse (A B C, C B A, …): a drift that grows
+    // through a round then favours no variant's position over the run.
+    const bool reverse = out.rounds % 2 == 1;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = reverse ? n - 1 - k : k;
       round_member& mb = members[static_cast<std::size_t>(i)];
-      progress("timed", mb.name, out.rounds * n + i, std::max(out.rounds + 1, planned) * n);
+      progress("timed", mb.name, out.rounds * n + k, std::max(out.rounds + 1, planned) * n);
       if (!mb.active) continue;
       const auto seconds = mb.pass(pass_phase::timed);
       if (!seconds) {

@@ -36,19 +36,34 @@ nlohmann::ordered_json parallel_doc(const nlohmann::ordered_json& parallel) {
   return doc;
 }
 
+// Two CPU workers × 1 thread over bert-tiny: the config, its workload, the model and every row.
+struct two_cpu_workers {
+  config cfg = testing::parse(parallel_doc({{"devices", {"cpu", "cpu"}}, {"threads_per_worker", 1}}));
+  dataset data = make_dataset(cfg.workload, cfg.model);
+  EncoderClassifier model{cfg.model};
+  std::vector<int64_t> rows;
+  static_batching batching{cfg.variants[1].batching.batch_size, cfg.variants[1].batching.padding,
+                           cfg.workload.max_length};
+
+  two_cpu_workers() : rows(data.samples.size()) {
+    torch::InferenceMode inference;
+    model->init_weights(cfg.model.seed);
+    model->eval();
+    std::iota(rows.begin(), rows.end(), 0);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("data parallel threads: two CPU workers, one thread each, outputs of one worker", "[parallel]") {
-  const config cfg = testing::parse(parallel_doc({{"devices", {"cpu", "cpu"}}, {"threads_per_worker", 1}}));
-  const dataset data = make_dataset(cfg.workload, cfg.model);
+  const two_cpu_workers f;
+  const config& cfg = f.cfg;
+  const dataset& data = f.data;
   torch::InferenceMode inference;
-  EncoderClassifier model(cfg.model);
-  model->init_weights(cfg.model.seed);
-  model->eval();
-  std::vector<int64_t> rows(data.samples.size());
-  std::iota(rows.begin(), rows.end(), 0);
+  EncoderClassifier model = f.model;  // the same module: a holder shares it
+  const std::vector<int64_t>& rows = f.rows;
   const variant_config& vc = cfg.variants[1];
-  static_batching batching(vc.batching.batch_size, vc.batching.padding, cfg.workload.max_length);
+  const static_batching& batching = f.batching;
 
   const int before = at::get_num_threads();
   data_parallel_executor dp(model, vc, false, data, rows, batching, false);
@@ -99,16 +114,14 @@ TEST_CASE("data parallel threads in a run: PASS against the baseline, per-worker
 TEST_CASE(
     "data parallel threads: worker figures count timed passes only; a pass ends with its outputs gathered",
     "[parallel]") {
-  const config cfg = testing::parse(parallel_doc({{"devices", {"cpu", "cpu"}}, {"threads_per_worker", 1}}));
-  const dataset data = make_dataset(cfg.workload, cfg.model);
+  const two_cpu_workers f;
+  const config& cfg = f.cfg;
+  const dataset& data = f.data;
   torch::InferenceMode inference;
-  EncoderClassifier model(cfg.model);
-  model->init_weights(cfg.model.seed);
-  model->eval();
-  std::vector<int64_t> rows(data.samples.size());
-  std::iota(rows.begin(), rows.end(), 0);
+  EncoderClassifier model = f.model;  // the same module: a holder shares it
+  const std::vector<int64_t>& rows = f.rows;
   const variant_config& vc = cfg.variants[1];
-  static_batching batching(vc.batching.batch_size, vc.batching.padding, cfg.workload.max_length);
+  const static_batching& batching = f.batching;
   data_parallel_executor dp(model, vc, false, data, rows, batching, false);
   dp.begin_phase(pass_phase::check);
   dp.run_pass(true);
