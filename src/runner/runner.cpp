@@ -357,10 +357,10 @@ std::optional<std::string> memory_not_covered(const variant_config& vc, torch::D
   std::vector<std::string> used;
   if (vc.parallel && vc.parallel->mode == parallel_mode::threads) used = vc.parallel->devices;
   if (vc.pipeline) used.insert(used.end(), vc.pipeline->stages.begin(), vc.pipeline->stages.end());
+  const torch::Device measured = normalised(device.str());
   std::vector<std::string> others;
   for (const auto& d : used)
-    if (normalised(d) != (device.is_cuda() && !device.has_index() ? normalised("cuda") : device) &&
-        std::find(others.begin(), others.end(), d) == others.end())
+    if (normalised(d) != measured && std::find(others.begin(), others.end(), d) == others.end())
       others.push_back(d);
   if (others.empty()) return std::nullopt;
   return fmt::format("work on {} besides {} is not measured (one device's peak would be a part of it)",

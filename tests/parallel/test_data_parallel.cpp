@@ -45,6 +45,11 @@ struct two_cpu_workers {
   static_batching batching{cfg.variants[1].batching.batch_size, cfg.variants[1].batching.padding,
                            cfg.workload.max_length};
 
+  // The executor over every row (under the caller's inference mode, as the runner builds it).
+  std::unique_ptr<data_parallel_executor> executor() const {
+    return std::make_unique<data_parallel_executor>(model, cfg.variants[1], false, data, rows, batching, false);
+  }
+
   two_cpu_workers() : rows(data.samples.size()) {
     torch::InferenceMode inference;
     model->init_weights(cfg.model.seed);
@@ -62,11 +67,10 @@ TEST_CASE("data parallel threads: two CPU workers, one thread each, outputs of o
   torch::InferenceMode inference;
   EncoderClassifier model = f.model;  // the same module: a holder shares it
   const std::vector<int64_t>& rows = f.rows;
-  const variant_config& vc = cfg.variants[1];
-  const static_batching& batching = f.batching;
 
   const int before = at::get_num_threads();
-  data_parallel_executor dp(model, vc, false, data, rows, batching, false);
+  const auto executor = f.executor();
+  data_parallel_executor& dp = *executor;
   CHECK(dp.worker_threads() == std::vector<int64_t>{1, 1});  // each worker its own share …
   CHECK(at::get_num_threads() == before);                   // … and the caller keeps its own,
   int later = 0;                                            // … as does a thread started afterwards
@@ -115,14 +119,9 @@ TEST_CASE(
     "data parallel threads: worker figures count timed passes only; a pass ends with its outputs gathered",
     "[parallel]") {
   const two_cpu_workers f;
-  const config& cfg = f.cfg;
-  const dataset& data = f.data;
   torch::InferenceMode inference;
-  EncoderClassifier model = f.model;  // the same module: a holder shares it
-  const std::vector<int64_t>& rows = f.rows;
-  const variant_config& vc = cfg.variants[1];
-  const static_batching& batching = f.batching;
-  data_parallel_executor dp(model, vc, false, data, rows, batching, false);
+  const auto executor = f.executor();
+  data_parallel_executor& dp = *executor;
   dp.begin_phase(pass_phase::check);
   dp.run_pass(true);
   dp.begin_phase(pass_phase::warmup);
