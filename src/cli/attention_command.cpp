@@ -12,7 +12,7 @@
 #include "model/attention_impls.hpp"
 #include "report/file_output.hpp"
 #include "runner/attention_bench.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 
 namespace fs = std::filesystem;
 

@@ -18,7 +18,7 @@
 
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 
 namespace attnbench {
 namespace {

@@ -9,7 +9,7 @@
 #include "config/config_parser.hpp"
 #include "profile/profile_outputs.hpp"
 #include "profile/profile_runner.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 
 namespace fs = std::filesystem;
 

@@ -18,7 +18,7 @@
 #include "report/npy_writer.hpp"
 #include "parallel/distributed_world.hpp"
 #include "parallel/rank_env.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 #include "runner/runner.hpp"
 #include "runner/sweep_runner.hpp"
 #include "report/sweep_result_json.hpp"

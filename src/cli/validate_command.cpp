@@ -4,7 +4,7 @@
 
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 #include "workload/dataset.hpp"
 #include "workload/workload_checks.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "techniques/sdpa_backend_guard.hpp"
+#include "core/sdpa_backend_guard.hpp"
 
 namespace attnbench {
 

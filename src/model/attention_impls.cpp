@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "config/config.hpp"
-#include "techniques/sdpa_backend_guard.hpp"
+#include "core/sdpa_backend_guard.hpp"
 
 namespace attnbench {
 namespace {

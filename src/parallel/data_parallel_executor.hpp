@@ -21,7 +21,7 @@
 #include "model/encoder.hpp"
 #include "parallel/shard_runner.hpp"
 #include "parallel/worker_thread.hpp"
-#include "runner/executor_base.hpp"
+#include "core/executor.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/dataset.hpp"
 

@@ -14,7 +14,7 @@
 #include "model/encoder.hpp"
 #include "parallel/distributed_world.hpp"
 #include "parallel/shard_runner.hpp"
-#include "runner/executor_base.hpp"
+#include "core/executor.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/dataset.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "runner/device.hpp"
+#include "core/device.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>

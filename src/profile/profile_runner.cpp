@@ -16,7 +16,7 @@
 #include "profile/profile_outputs.hpp"
 #include "profile/profile_schedule.hpp"
 #include "report/file_output.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 #include "runner/executor_base.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/workload_checks.hpp"

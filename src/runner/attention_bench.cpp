@@ -9,7 +9,7 @@
 
 #include "common/error.hpp"
 #include "model/attention_impls.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 #include "runner/memory_tracker.hpp"
 #include "stats/summary.hpp"
 

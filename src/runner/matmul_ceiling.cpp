@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "runner/device.hpp"
+#include "core/device.hpp"
 
 namespace attnbench {
 namespace {

@@ -23,7 +23,7 @@
 #include "parallel/data_parallel_executor.hpp"
 #include "parallel/distributed_executor.hpp"
 #include "parallel/distributed_world.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/matmul_ceiling.hpp"
 #include "runner/memory_tracker.hpp"
@@ -32,9 +32,10 @@
 #include "runner/timed_rounds.hpp"
 #include "runner/torchscript_executor.hpp"
 #include "runner/train_scenario.hpp"
+#include "runner/variant_traits.hpp"
 #include "stats/summary.hpp"
 #include "techniques/precision.hpp"
-#include "techniques/sdpa_backend_guard.hpp"
+#include "core/sdpa_backend_guard.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/result_cache.hpp"
 #include "workload/workload_checks.hpp"
@@ -310,13 +311,6 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
   return env;
 }
 
-double ceiling_for(const environment_info& env, precision_kind p) {
-  const std::string want = p == precision_kind::amp_bf16 ? "bf16" : p == precision_kind::amp_fp16 ? "fp16" : "fp32";
-  for (const auto& c : env.ceilings)
-    if (c.dtype == want) return c.gflops;
-  return not_a_number;
-}
-
 // The SDPA backend LibTorch picks for this variant's first batch: the inputs' shapes and dtype
 // as the model would pass them, under the variant's backend flags.
 std::string sdpa_backend_in_use(const EncoderClassifier& model, const batch& b, const variant_config& vc,
@@ -459,7 +453,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     variant_result& r = v.result;
     r.name = vc.name;
     r.is_baseline = vc.name == cfg.baseline;
-    r.precision = to_string(vc.precision);
+    r.precision = precision_label(vc);
     r.attention = to_string(vc.attention);
     r.sdpa_backend = vc.attention == attention_kind::sdpa ? to_string(vc.backend) : "";
     if (scripted) {
@@ -640,13 +634,13 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
                                   static_cast<double>(v.pass_s.size() * v.plans.size());
       r.latency_ms = latency_summary{percentile(v.batch_ms, 50), percentile(v.batch_ms, 90), percentile(v.batch_ms, 99)};
       r.achieved_gflops = r.flops_per_pass * r.throughput.geomean / static_cast<double>(n_samples) / 1e9;
-      r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, v.cfg->precision);
+      r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, *v.cfg);
       if (options.perturb_variant && *options.perturb_variant == r.name) {
         auto gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/7);
         const double scale = v.outputs.abs().max().item<double>() * perturb_scale;
         v.outputs = v.outputs + at::randn(v.outputs.sizes(), gen, v.outputs.options()) * scale;
       }
-      const double tol = cfg.check.tolerance.at(v.cfg->precision);
+      const double tol = tolerance_for(cfg, *v.cfg);
       if (!base.runnable) {
         r.check.status = status_kind::fail;
         r.check.message = "the baseline could not run, so nothing can be checked";

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "check/output_check.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 #include "stats/summary.hpp"
 #include "workload/arrivals.hpp"
 #include "workload/batcher.hpp"

@@ -11,10 +11,11 @@
 
 #include "model/encoder.hpp"
 #include "model/flops.hpp"
-#include "runner/device.hpp"
+#include "core/device.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/pass_statistics.hpp"
 #include "runner/timed_rounds.hpp"
+#include "runner/variant_traits.hpp"
 #include "stats/summary.hpp"
 #include "techniques/checkpointing.hpp"
 #include "techniques/offload_executor.hpp"
@@ -205,15 +206,6 @@ check_result check_against(train_variant& v, const train_variant& base, double t
   return c;
 }
 
-double ceiling_of(const environment_info& env, precision_kind p) {
-  const std::string want = p == precision_kind::amp_bf16   ? "bf16"
-                           : p == precision_kind::amp_fp16 ? "fp16"
-                                                           : "fp32";
-  for (const auto& c : env.ceilings)
-    if (c.dtype == want) return c.gflops;
-  return not_a_number;
-}
-
 void fail(variant_result& r, const std::string& why) {
   r.status = status_kind::fail;
   r.reason = why;
@@ -248,7 +240,7 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
     v.cfg = &vc;
     r.name = vc.name;
     r.is_baseline = vc.name == cfg.baseline;
-    r.precision = to_string(vc.precision);
+    r.precision = precision_label(vc);
     r.attention = to_string(vc.attention);
     r.sdpa_backend = vc.attention == attention_kind::sdpa ? to_string(vc.backend) : "";
     if (vc.pending) {
@@ -387,9 +379,9 @@ void run_train_scenario(const config& cfg, const dataset& data, torch::Device de
       r.latency_ms =
           latency_summary{percentile(v.step_ms, 50), percentile(v.step_ms, 90), percentile(v.step_ms, 99)};
       r.achieved_gflops = r.flops_per_pass * r.throughput.geomean / static_cast<double>(n_samples) / 1e9;
-      r.ceiling_share = r.achieved_gflops / ceiling_of(res.environment, v.cfg->precision);
+      r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, *v.cfg);
       if (base.runnable) {
-        r.check = check_against(v, base, cfg.check.tolerance.at(v.cfg->precision));
+        r.check = check_against(v, base, tolerance_for(cfg, *v.cfg));
       } else {
         r.check.status = status_kind::fail;
         r.check.message = "the baseline could not run, so nothing can be checked";

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "runner/device.hpp"
+#include "core/device.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>

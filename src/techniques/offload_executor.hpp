@@ -20,7 +20,7 @@
 #include "config/config.hpp"
 #include "model/attention.hpp"
 #include "model/encoder.hpp"
-#include "runner/executor_base.hpp"
+#include "core/executor.hpp"
 #include "techniques/layer_streamer.hpp"
 
 namespace attnbench {

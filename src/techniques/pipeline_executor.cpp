@@ -15,7 +15,7 @@
 
 #include "parallel/worker_thread.hpp"
 #include "techniques/precision.hpp"
-#include "techniques/sdpa_backend_guard.hpp"
+#include "core/sdpa_backend_guard.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>

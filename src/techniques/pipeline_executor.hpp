@@ -35,7 +35,7 @@
 #include "config/config.hpp"
 #include "model/attention.hpp"
 #include "model/encoder.hpp"
-#include "runner/executor_base.hpp"
+#include "core/executor.hpp"
 
 namespace attnbench {
 

@@ -1,4 +1,4 @@
-#include "runner/device.hpp"
+#include "core/device.hpp"
 
 #include <fstream>
 

@@ -1,4 +1,4 @@
-#include "techniques/sdpa_backend_guard.hpp"
+#include "core/sdpa_backend_guard.hpp"
 
 #include <ATen/Context.h>
 
