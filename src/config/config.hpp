@@ -103,6 +103,9 @@ struct measure_config {
 // Relative-L2 tolerance of a variant's logits against the baseline's, per precision.
 struct check_config {
   std::map<precision_kind, double> tolerance;
+  // For precisions registered by techniques (config/technique_catalog.hpp), keyed by their value
+  // ("bf16"): only those the config sets; the rest use the technique's default.
+  std::map<std::string, double> technique_tolerance;
 };
 
 struct batching_config {
@@ -171,8 +174,9 @@ struct variant_config {
   std::optional<pipeline_config> pipeline;  // set when the variant has a pipeline block
   checkpointing_config checkpointing;
   std::optional<parallel_config> parallel;  // set when the variant has a parallel block
-  // Technique blocks not handled by the core schema (offload, parallel, checkpointing, ...),
-  // keyed by their JSON key, validated by the technique that owns them.
+  // Technique blocks not handled by the core schema, keyed by their JSON key: a pending variant's
+  // blocks as written, and values registered techniques add to core keys ("precision": "bf16",
+  // config/technique_catalog.hpp; `precision` is then fp32: no autocast).
   std::map<std::string, nlohmann::json> techniques;
   // When set the variant is listed as SKIPPED with this reason and never run: rows of the
   // article's table whose technique has not landed yet.

@@ -20,6 +20,7 @@
 #include "config/config_defaults.hpp"
 #include "config/hf_config.hpp"
 #include "config/profile_config.hpp"
+#include "config/technique_catalog.hpp"
 #include "model/safetensors.hpp"
 
 namespace attnbench {
@@ -109,6 +110,13 @@ names names_of(const std::array<E, N>& values) {
   return out;
 }
 constexpr std::array all_precisions{precision_kind::fp32, precision_kind::amp_bf16, precision_kind::amp_fp16};
+
+// The core precisions, then those registered techniques add (config/technique_catalog.hpp).
+names precision_values() {
+  names all = names_of(all_precisions);
+  for (const auto* o : technique_options("precision")) all.push_back(o->value);
+  return all;
+}
 constexpr std::array all_attentions{attention_kind::naive, attention_kind::sdpa};
 constexpr std::array all_backends{sdpa_backend::auto_select, sdpa_backend::flash, sdpa_backend::efficient,
                                   sdpa_backend::math, sdpa_backend::cudnn};
@@ -755,8 +763,10 @@ class config_reader {
     object_reader c = root_.object("check");
     c.check_keys(check_block_keys);
     object_reader t = c.object("tolerances");
-    t.check_keys(names_of(all_precisions));
+    t.check_keys(precision_values());
     for (auto p : all_precisions) assign(cfg_.check.tolerance[p], t.number(to_string(p), 0, true));
+    for (const auto* o : technique_options("precision"))
+      if (auto tol = t.number(o->value, 0, true)) cfg_.check.technique_tolerance[o->value] = *tol;
   }
 
   void read_variants() {
@@ -795,7 +805,7 @@ class config_reader {
         log_.type_error(v.path("description"), "a string", *d);
     }
     vc.precision = defaults::precision;
-    assign(vc.precision, v.enumeration("precision", all_precisions));
+    read_precision(v, vc);
     vc.attention = cfg_.model.attention;
     assign(vc.attention, v.enumeration("attention", all_attentions));
     auto backend = v.enumeration("sdpa_backend", all_backends);
@@ -842,12 +852,48 @@ class config_reader {
     if (vc.parallel && vc.pipeline)
       v.add("pipeline", "not supported together with parallel in one variant: use one or the other");
     if (backend) check_backend(v, vc.attention, *backend);
+    check_technique_options(v, vc);
     if (vc.precision == precision_kind::amp_fp16 && on_cpu_.value_or(false) && !caps_.cpu_amp_fp16)
       v.add("precision", fmt::format("amp-fp16 on the CPU needs a LibTorch whose CPU autocast "
                                      "supports float16 (this one does not); device {} runs on "
                                      "the CPU",
                                      quote(cfg_.device)));
     return vc;
+  }
+
+  // A core precision (autocast), or a value a registered technique adds: the variant then runs
+  // without autocast and the technique owns it (vc.techniques["precision"]).
+  void read_precision(const object_reader& v, variant_config& vc) {
+    const ordered_json* p = v.find("precision");
+    if (!p) return;
+    if (p->is_string())
+      if (const technique_option* o = find_technique_option("precision", p->get<std::string>())) {
+        vc.techniques["precision"] = o->value;
+        return;
+      }
+    const auto name = v.choice("precision", precision_values());
+    for (auto k : all_precisions)
+      if (name && to_string(k) == *name) vc.precision = k;
+  }
+
+  // What a registered technique's value cannot be combined with, as it declared.
+  void check_technique_options(const object_reader& v, const variant_config& vc) {
+    for (const auto& [key, value] : vc.techniques) {
+      if (!value.is_string()) continue;
+      const technique_option* o = find_technique_option(key, value.get<std::string>());
+      if (!o) continue;
+      const std::string what = fmt::format("{} {}", quote(key), quote(o->value));
+      if (std::find(o->scenarios.begin(), o->scenarios.end(), cfg_.scenario) == o->scenarios.end())
+        v.add(key, fmt::format("{} runs in the {} scenario{} only, not in {}", what, join(o->scenarios),
+                               o->scenarios.size() == 1 ? "" : "s", quote(cfg_.scenario)));
+      const std::map<std::string, bool> present{{"offload", vc.offload.has_value()},
+                                                {"parallel", vc.parallel.has_value()},
+                                                {"pipeline", vc.pipeline.has_value()},
+                                                {"checkpointing", vc.checkpointing.policy != checkpoint_policy::none}};
+      for (const auto& block : o->excludes)
+        if (auto it = present.find(block); it != present.end() && it->second)
+          v.add(key, fmt::format("{} is not supported together with {} in one variant ({})", what, block, o->summary));
+    }
   }
 
   void read_offload(const object_reader& o, variant_config& vc) {

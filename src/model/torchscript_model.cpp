@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/hash.hpp"
+#include "config/technique_catalog.hpp"
 
 namespace attnbench {
 namespace {
@@ -68,7 +69,10 @@ std::string torchscript_model::weight_checksum() const {
   return h.hex();
 }
 
-std::string torchscript_unsupported(const std::string& technique) {
+std::string torchscript_unsupported(const std::string& technique, const nlohmann::json& value) {
+  if (value.is_string())
+    if (const technique_option* o = find_technique_option(technique, value.get<std::string>()))
+      return o->torchscript ? "" : "unsupported for TorchScript models";
   return technique == "offload" || technique == "checkpointing" || technique == "parallel" ||
                  technique == "pipeline"
              ? "unsupported for TorchScript models"

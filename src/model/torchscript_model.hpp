@@ -11,6 +11,8 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <nlohmann/json.hpp>
+
 namespace attnbench {
 
 class torchscript_model {
@@ -32,7 +34,9 @@ class torchscript_model {
 };
 
 // Why a technique cannot run on a TorchScript model, or "" when it can: offload, pipeline and
-// checkpointing need the model's layers, which a TorchScript module does not expose.
-std::string torchscript_unsupported(const std::string& technique);
+// checkpointing need the model's layers, which a TorchScript module does not expose. `value`: the
+// variant's value of that key, for values registered techniques add (config/technique_catalog.hpp),
+// which say themselves whether they apply to TorchScript.
+std::string torchscript_unsupported(const std::string& technique, const nlohmann::json& value = nullptr);
 
 }  // namespace attnbench

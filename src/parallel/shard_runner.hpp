@@ -9,7 +9,7 @@
 
 #include "config/config.hpp"
 #include "model/encoder.hpp"
-#include "core/executor.hpp"
+#include "techniques/plain_executor.hpp"
 #include "workload/batch_plan.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/dataset.hpp"

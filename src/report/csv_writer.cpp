@@ -66,6 +66,8 @@ void csv_layout::add(const variant_result& v) {
   parallel = parallel || v.parallel.used;
   pipeline = pipeline || v.pipeline.used;
   repetition = repetition || v.repetition.rounds > 0;
+  for (const auto& m : v.metrics)
+    if (std::find(metrics.begin(), metrics.end(), m.name) == metrics.end()) metrics.push_back(m.name);
 }
 
 csv_layout csv_layout_of(const run_result& result) {
@@ -117,6 +119,7 @@ std::vector<std::string> csv_columns(const csv_layout& layout) {
   if (layout.parallel) h.insert(h.end(), parallel_columns.begin(), parallel_columns.end());
   if (layout.pipeline) h.insert(h.end(), pipeline_columns.begin(), pipeline_columns.end());
   if (layout.repetition) h.insert(h.end(), repetition_columns.begin(), repetition_columns.end());
+  for (const auto& name : layout.metrics) h.push_back("metric_" + name);
   return h;
 }
 
@@ -207,6 +210,10 @@ std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& l
                          p.noisy ? "true" : "false"});
     else
       f.resize(f.size() + repetition_columns.size());
+  }
+  for (const auto& name : layout.metrics) {
+    const metric* m = find_metric(v.metrics, name);
+    f.push_back(m ? number(m->value) : std::string{});
   }
   return f;
 }

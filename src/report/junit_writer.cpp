@@ -76,8 +76,14 @@ std::string junit_xml(const junit_suite& suite) {
   for (const auto& c : suite.cases) {
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(c.classname),
                        xml_escape(c.name), std::isfinite(c.time_s) ? c.time_s : 0.0);
-    const std::string output =
-        c.output.empty() ? "" : fmt::format("      <system-out>{}</system-out>\n", xml_escape(c.output));
+    std::string output;
+    if (!c.properties.empty()) {
+      output += "      <properties>\n";
+      for (const auto& [name, value] : c.properties)
+        output += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", xml_escape(name), xml_escape(value));
+      output += "      </properties>\n";
+    }
+    if (!c.output.empty()) output += fmt::format("      <system-out>{}</system-out>\n", xml_escape(c.output));
     switch (c.result) {
       case outcome::passed:
         out += output.empty() ? "/>\n" : ">\n" + output + "    </testcase>\n";
@@ -120,6 +126,10 @@ junit_suite junit_suite_of(const run_result& result) {
           "wider than the run target {}",
           v.repetition.rounds, width(v.repetition.throughput_rel_half_width),
           width(v.repetition.speedup_rel_half_width), width(result.target_rel_half_width));
+    for (const auto& m : v.metrics)
+      c.properties.emplace_back("metric." + m.name, std::isfinite(m.value)
+                                                        ? fmt::format("{} {}", m.value, m.unit)
+                                                        : "n/a" + (m.note.empty() ? "" : ": " + m.note));
     suite.cases.push_back(std::move(c));
   }
   return suite;

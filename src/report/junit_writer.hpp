@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/comparison.hpp"
@@ -21,6 +22,8 @@ struct junit_case {
   std::string detail;   // text of <failure>: the numbers behind the message
   std::string
       output;  // <system-out>, any outcome (e.g. why a passing variant's figures are noisy); empty: none
+  // <properties> of the case: the variant's technique metrics ("metric.<name>" = "<value> <unit>")
+  std::vector<std::pair<std::string, std::string>> properties;
 };
 
 struct junit_suite {

@@ -1,5 +1,7 @@
 #include "report/markdown_writer.hpp"
 
+#include "report/metric_text.hpp"
+
 #include <sstream>
 
 #include <fmt/format.h>
@@ -340,6 +342,20 @@ void write_train_table(const run_result& r, std::ostream& out) {
   }
 }
 
+// What each variant's techniques measured about their own work (core/metric.hpp), whatever the
+// technique: one row per metric.
+void write_metrics_table(const run_result& r, std::ostream& out) {
+  out << "\n## Technique metrics\n\n";
+  write_row(out, {"Method", "metric", "value", "better", "what it is"});
+  write_row(out, {"---", "---", "---:", "---", "---"});
+  for (const auto& v : r.variants)
+    for (const auto& m : v.metrics) {
+      const std::string what = m.note.empty() ? m.description : m.description + " (" + m.note + ")";
+      write_row(out, {cell(v.name), "`" + m.name + "`", metric_value_text(m), metric_direction_text(m.direction),
+                      cell(what)});
+    }
+}
+
 void write_variant_list(const run_result& r, std::ostream& out) {
   for (const auto& v : r.variants) {
     out << "- **" << v.name << "**" << (v.is_baseline ? " (baseline)" : "");
@@ -412,6 +428,8 @@ void markdown_writer::do_write(const run_result& r, std::ostream& out) const {
   if (std::any_of(r.variants.begin(), r.variants.end(),
                   [](const variant_result& v) { return v.train.has_value(); }))
     write_train_table(r, out);
+  if (std::any_of(r.variants.begin(), r.variants.end(), [](const variant_result& v) { return !v.metrics.empty(); }))
+    write_metrics_table(r, out);
   out << "\n## Variants\n\n";
   write_variant_list(r, out);
 }

@@ -193,6 +193,20 @@ ojson to_json(const variant_result& v) {
   if (v.offload.used) j["offload"] = to_json(v.offload);
   if (v.parallel.used) j["parallel"] = to_json(v.parallel);
   if (v.pipeline.used) j["pipeline"] = to_json(v.pipeline);
+  if (!v.metrics.empty()) {
+    ojson metrics = ojson::array();
+    for (const auto& m : v.metrics) {
+      ojson one = {{"name", m.name},
+                   {"value", number(m.value)},
+                   {"unit", m.unit},
+                   {"direction", to_string(m.direction)},
+                   {"source", m.source},
+                   {"description", m.description}};
+      if (!m.note.empty()) one["note"] = m.note;
+      metrics.push_back(std::move(one));
+    }
+    j["metrics"] = std::move(metrics);
+  }
   if (v.repetition.rounds > 0)
     j["repetition"] = {{"rounds", v.repetition.rounds},
                        {"throughput_rel_half_width", number(v.repetition.throughput_rel_half_width)},
@@ -458,6 +472,23 @@ train_result train_from(const reader& r) {
   return t;
 }
 
+metric metric_from(const reader& r) {
+  metric m;
+  m.name = r.string("name");
+  m.value = r.number("value");  // null: not measured
+  m.unit = r.string("unit");
+  const std::string direction = r.string("direction");
+  const auto d = parse_metric_direction(direction);
+  if (!d)
+    throw input_error(r.path_of("direction"),
+                      fmt::format("unknown direction \"{}\"; expected higher, lower or neither", direction));
+  m.direction = *d;
+  m.source = r.string("source");
+  m.description = r.string("description");
+  if (r.has("note")) m.note = r.string("note");
+  return m;
+}
+
 variant_result variant_from(const reader& r, int64_t version) {
   variant_result v;
   v.name = r.string("name");
@@ -508,6 +539,12 @@ variant_result variant_from(const reader& r, int64_t version) {
   if (r.has("offload") && !r.at("offload").is_null()) v.offload = offload_from(r.object("offload"));
   if (r.has("parallel") && !r.at("parallel").is_null()) v.parallel = parallel_from(r.object("parallel"));
   if (r.has("pipeline") && !r.at("pipeline").is_null()) v.pipeline = pipeline_from(r.object("pipeline"));
+  // Version 3 on; absent when no technique reported one.
+  if (r.has("metrics")) {
+    const ojson& metrics = r.array("metrics");
+    for (size_t i = 0; i < metrics.size(); ++i)
+      v.metrics.push_back(metric_from(reader(metrics[i], fmt::format("{}[{}]", r.path_of("metrics"), i))));
+  }
   if (r.has("repetition") && !r.at("repetition").is_null()) {
     const reader rep = r.object("repetition");
     v.repetition.rounds = rep.integer("rounds");

@@ -33,6 +33,7 @@
 #include "runner/torchscript_executor.hpp"
 #include "runner/train_scenario.hpp"
 #include "runner/variant_traits.hpp"
+#include "techniques/registry.hpp"
 #include "stats/summary.hpp"
 #include "techniques/precision.hpp"
 #include "core/sdpa_backend_guard.hpp"
@@ -208,8 +209,11 @@ std::string describe_variant(const variant_config& v, const variant_config& base
   if (!v.description.empty()) return v.description;
   if (&v == &base) return "the baseline";
   std::vector<std::string> diffs;
-  if (v.precision != base.precision)
-    diffs.push_back(fmt::format("precision {} instead of {}", to_string(v.precision), to_string(base.precision)));
+  if (const technique* t = technique_for(v)) {
+    diffs.push_back(t->describe(v));
+  } else if (precision_label(v) != precision_label(base)) {
+    diffs.push_back(fmt::format("precision {} instead of {}", precision_label(v), precision_label(base)));
+  }
   if (v.attention != base.attention || v.backend != base.backend) {
     const auto name = [](const variant_config& x) {
       return x.attention == attention_kind::naive ? std::string("naive") : "sdpa(" + to_string(x.backend) + ")";
@@ -316,7 +320,7 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
 std::string sdpa_backend_in_use(const EncoderClassifier& model, const batch& b, const variant_config& vc,
                                 torch::Device device) {
   const model_config& m = model->config();
-  const auto opts = torch::TensorOptions().device(device).dtype(compute_dtype(vc.precision));
+  const auto opts = torch::TensorOptions().device(device).dtype(compute_scalar_type(vc));
   auto q = torch::empty({b.input_ids.size(0), m.heads, b.padded_length, m.hidden / m.heads}, opts);  // (B, h, S, d)
   const bool padded = b.real_tokens < b.input_ids.numel();
   const auto mask = make_attention_mask(padded ? b.padding_mask : torch::Tensor(), m.causal, attention_kind::sdpa);
@@ -466,7 +470,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
       if (vc.checkpointing.policy != checkpoint_policy::none && unsupported.empty())
         unsupported = "checkpointing " + torchscript_unsupported("checkpointing");
       for (const auto& [key, block] : vc.techniques)
-        if (auto why = torchscript_unsupported(key); !why.empty() && unsupported.empty())
+        if (auto why = torchscript_unsupported(key, block); !why.empty() && unsupported.empty())
           unsupported = fmt::format("{} {}", key, why);
       if (!unsupported.empty()) {
         r.status = status_kind::skipped;

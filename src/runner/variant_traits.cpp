@@ -1,18 +1,40 @@
 #include "runner/variant_traits.hpp"
 
+#include "config/technique_catalog.hpp"
+#include "techniques/registry.hpp"
+
 namespace attnbench {
 
-std::string precision_label(const variant_config& v) { return to_string(v.precision); }
+std::string precision_label(const variant_config& v) {
+  if (const technique* t = technique_for(v)) return t->precision_label(v);
+  return to_string(v.precision);
+}
 
-double tolerance_for(const config& cfg, const variant_config& v) { return cfg.check.tolerance.at(v.precision); }
+double tolerance_for(const config& cfg, const variant_config& v) {
+  const auto it = v.techniques.find("precision");
+  if (it != v.techniques.end() && it->second.is_string()) {
+    const std::string value = it->second.get<std::string>();
+    if (const technique_option* o = find_technique_option("precision", value)) {
+      const auto set = cfg.check.technique_tolerance.find(value);
+      return set != cfg.check.technique_tolerance.end() ? set->second : o->default_tolerance;
+    }
+  }
+  return cfg.check.tolerance.at(v.precision);
+}
 
 std::string compute_dtype_name(const variant_config& v) {
+  if (const technique* t = technique_for(v)) return t->compute_dtype(v);
   switch (v.precision) {
     case precision_kind::amp_bf16: return "bf16";
     case precision_kind::amp_fp16: return "fp16";
     case precision_kind::fp32: break;
   }
   return "fp32";
+}
+
+torch::Dtype compute_scalar_type(const variant_config& v) {
+  const std::string name = compute_dtype_name(v);
+  return name == "bf16" ? torch::kBFloat16 : name == "fp16" ? torch::kHalf : torch::kFloat;
 }
 
 double ceiling_for(const environment_info& env, const variant_config& v) {

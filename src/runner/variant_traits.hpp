@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <torch/torch.h>
+
 #include "config/config.hpp"
 #include "report/result.hpp"
 
@@ -18,6 +20,7 @@ double tolerance_for(const config& cfg, const variant_config& v);
 
 // "fp32", "bf16" or "fp16": the dtype of the matmuls the variant runs.
 std::string compute_dtype_name(const variant_config& v);
+torch::Dtype compute_scalar_type(const variant_config& v);  // the same, as a LibTorch dtype
 
 // The measured matmul ceiling of the variant's compute dtype (GFLOP/s), NaN when not measured.
 double ceiling_for(const environment_info& env, const variant_config& v);

@@ -87,11 +87,13 @@ TEST_CASE("compare: 20% slower exits 1 and writes compare.json, compare.md and J
   CHECK(run_cli("compare " + a + " " + b + " --threshold 0.3").exit_code == 0);
 }
 
-TEST_CASE("compare: a version-1 results.json against a version-2 one", "[cli]") {
+TEST_CASE("compare: version-1 and version-2 results.json against the current version", "[cli]") {
   temp_dir tmp("v1");
-  // The report tests' sample run as schema version 1 wrote it, and the same run written now.
+  // The report tests' sample run as schema versions 1 and 2 wrote it, and the same run written now.
   const std::string v1 = std::string(ATTNBENCH_TEST_DATA_DIR) + "/report/golden/results-v1.json";
+  const std::string previous = std::string(ATTNBENCH_TEST_DATA_DIR) + "/report/golden/results-v2.json";
   const auto v2 = write_results(tmp.path, "v2.json", testing::sample_result());
+  CHECK(run_cli("compare " + previous + " " + v2).exit_code == 0);
   const auto out = run_cli("compare " + v1 + " " + v2);
   INFO(out.output);
   CHECK(out.exit_code == 0);

@@ -896,3 +896,45 @@ TEST_CASE("enum spellings match the schema", "[config]") {
   CHECK(to_string(length_kind::lognormal) == "lognormal");
   CHECK(to_string(length_kind::file) == "file");
 }
+
+TEST_CASE("precisions registered by techniques: values, tolerances and what they exclude", "[config][precision]") {
+  auto doc = minimal();
+  doc["variants"].push_back({{"name", "cast"}, {"precision", "bf16"}});
+  SECTION("a registered value is owned by its technique and runs without autocast") {
+    const config c = parse(doc);
+    const variant_config& v = *find_variant(c, "cast");
+    CHECK(v.precision == precision_kind::fp32);
+    CHECK(v.techniques.at("precision") == "bf16");
+    CHECK(c.check.technique_tolerance.empty());  // the technique's default applies
+  }
+  SECTION("an unknown value lists the core and the registered ones") {
+    doc["variants"][1]["precision"] = "int8";
+    const std::string m = only_problem(doc, "variants[1].precision");
+    CHECK_THAT(m, Contains("fp32, amp-bf16, amp-fp16"));
+    CHECK_THAT(m, Contains("bf16, fp16"));
+    CHECK_THAT(m, Contains("\"int8\""));
+  }
+  SECTION("check.tolerances takes the registered values too") {
+    doc["check"] = {{"tolerances", {{"bf16", 0.2}}}};
+    CHECK(parse(doc).check.technique_tolerance.at("bf16") == 0.2);
+    doc["check"]["tolerances"]["int8"] = 0.2;
+    CHECK_THAT(only_problem(doc, "check.tolerances.int8"), Contains("unknown key"));
+  }
+  SECTION("blocks the technique cannot be combined with") {
+    doc["variants"][1]["offload"] = {{"target", "cpu"}};
+    CHECK(only_problem(doc, "variants[1].precision") ==
+          "\"precision\" \"bf16\" is not supported together with offload in one variant (casts a copy of the model "
+          "to bf16 for the plain executor)");
+  }
+  SECTION("scenarios it does not run in") {
+    doc["scenario"] = "train";
+    doc["train"] = ordered_json::object();
+    const auto ps = problems_of(doc);
+    bool named = false;
+    for (const auto& p : ps)
+      named = named || (p.path == "variants[1].precision" &&
+                        p.message == "\"precision\" \"bf16\" runs in the offline, server scenarios only, not in \"train\"");
+    INFO(input_error(ps).what());
+    CHECK(named);
+  }
+}

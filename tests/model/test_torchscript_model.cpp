@@ -37,4 +37,5 @@ TEST_CASE("a file that is not TorchScript is an input error naming it", "[model]
   CHECK(torchscript_unsupported("offload") == "unsupported for TorchScript models");
   CHECK(torchscript_unsupported("parallel") == "unsupported for TorchScript models");  // replicas need the built-in encoder
   CHECK(torchscript_unsupported("precision").empty());
+  CHECK(torchscript_unsupported("precision", "bf16") == "unsupported for TorchScript models");  // a cast copy of the built-in encoder
 }

@@ -55,7 +55,7 @@ TEST_CASE("write_reports refuses to overwrite without force", "[report]") {
 
   write_reports(r, writers, out, false);  // creates the directories
   CHECK(dir.entries() == 1);
-  CHECK(read(out / "results.json").rfind("{\n  \"schema_version\": 2,", 0) == 0);
+  CHECK(read(out / "results.json").rfind("{\n  \"schema_version\": 3,", 0) == 0);
   CHECK(fs::exists(out / "results.csv"));
   CHECK(fs::exists(out / "report.md"));
 

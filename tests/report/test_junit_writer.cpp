@@ -105,3 +105,13 @@ TEST_CASE("junit: a noisy variant says so in its system-out", "[report][repetiti
                              "speedup interval ±2.4%, wider than the run target ±2.0%</system-out>"));
   CHECK(count_of(xml, "<system-out>") == 1);  // the baseline met its target
 }
+
+TEST_CASE("junit: technique metrics are properties of their variant's case", "[report][metrics]") {
+  const std::string xml = junit_xml(junit_suite_of(testing::sample_result()));
+  INFO(xml);
+  CHECK(xml_problem(xml).empty());
+  CHECK_THAT(xml, Catch::Contains("<property name=\"metric.resident_weight_bytes\" value=\"22341124 bytes\"/>"));
+  CHECK_THAT(xml, Catch::Contains(
+                      "<property name=\"metric.overlap_share\" value=\"n/a: no copy stream on the CPU\"/>"));
+  CHECK(count_of(xml, "<properties>") == 1);  // only bf16-sdpa reported any
+}

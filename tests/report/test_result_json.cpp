@@ -52,7 +52,7 @@ TEST_CASE("results.json writes NaN as null", "[report]") {
 TEST_CASE("results.json v2: the geometric mean, its interval and the speedup's are one statistic",
           "[report]") {
   const ojson j = run_result_to_json(testing::sample_result());
-  CHECK(j["schema_version"] == 2);
+  CHECK(j["schema_version"] == results_schema_version);
   const ojson& fast = j["variants"][1];
   const double base_geomean = j["variants"][0]["throughput"]["geomean"].get<double>();
   const double fast_geomean = fast["throughput"]["geomean"].get<double>();
@@ -191,4 +191,32 @@ TEST_CASE("load_run_result names the file in every error", "[report]") {
   const std::string missing = write("missing-field.json", j.dump());
   CHECK_THROWS_WITH(load_run_result(missing), missing + ": variants[0].name: missing field");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("results.json v3: technique metrics round trip; a version-2 file loads without them",
+          "[report][metrics]") {
+  const ojson j = run_result_to_json(testing::sample_result());
+  CHECK(j["schema_version"] == 3);
+  const ojson& m = j["variants"][1]["metrics"];
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].dump() == R"({"name":"resident_weight_bytes","value":22341124.0,"unit":"bytes","direction":"lower",)"
+                       R"("source":"test-technique","description":"weights held on the device"})");
+  CHECK(m[1]["value"].is_null());
+  CHECK(m[1]["note"] == "no copy stream on the CPU");
+  CHECK_FALSE(j["variants"][0].contains("metrics"));  // written only when a technique reported one
+  const run_result back = run_result_from_json(j);
+  REQUIRE(back.variants[1].metrics.size() == 2);
+  CHECK(back.variants[1].metrics[0].direction == metric_direction::lower_is_better);
+  CHECK(std::isnan(back.variants[1].metrics[1].value));
+
+  // tests/report/golden/results-v2.json: the sample run as schema version 2 wrote it, frozen.
+  const run_result v2 = load_run_result(std::string(ATTNBENCH_TEST_DATA_DIR) + "/report/golden/results-v2.json");
+  REQUIRE(v2.variants.size() == 3);
+  CHECK(v2.variants[1].metrics.empty());
+  CHECK(v2.variants[1].speedup.geomean == Approx(testing::sample_result().variants[1].speedup.geomean));
+
+  ojson bad = j;
+  bad["variants"][1]["metrics"][0]["direction"] = "up";
+  CHECK_THROWS_WITH(run_result_from_json(bad),
+                    "variants[1].metrics[0].direction: unknown direction \"up\"; expected higher, lower or neither");
 }

@@ -251,3 +251,27 @@ TEST_CASE("make_writers", "[report]") {
   CHECK_THROWS_AS(make_writers({"xml"}), input_error);
   CHECK_THROWS_WITH(make_writers({"json", "json"}), Catch::Contains("more than once"));
 }
+
+TEST_CASE("writers render technique metrics without knowing the technique", "[report][metrics]") {
+  run_result r = testing::sample_result();
+  SECTION("markdown: one row per metric, scaled by unit, n/a with its reason") {
+    const std::string md = render(markdown_writer{}, r);
+    CHECK_THAT(md, Catch::Contains("## Technique metrics"));
+    CHECK_THAT(md, Catch::Contains("| bf16-sdpa | `resident_weight_bytes` | 21.3 MiB | lower is better | weights held on "
+                            "the device |"));
+    CHECK_THAT(md, Catch::Contains("| bf16-sdpa | `overlap_share` | n/a | higher is better | copy time hidden under "
+                            "compute (no copy stream on the CPU) |"));
+  }
+  SECTION("csv: a column per metric name, empty where a variant has none or it is n/a") {
+    const std::string csv = render(csv_writer{}, r);
+    const std::string header = csv.substr(0, csv.find('\n'));
+    CHECK_THAT(header, Catch::EndsWith(",metric_resident_weight_bytes,metric_overlap_share"));
+    CHECK_THAT(csv, Catch::Contains(",22341124,\n"));  // bf16-sdpa: bytes, then an empty n/a
+    CHECK_THAT(csv, Catch::Contains("fp32-naive,PASS"));
+  }
+  SECTION("no metrics: no section, no columns") {
+    for (auto& v : r.variants) v.metrics.clear();
+    CHECK_THAT(render(markdown_writer{}, r), !Catch::Contains("Technique metrics"));
+    CHECK_THAT(render(csv_writer{}, r), !Catch::Contains("metric_"));
+  }
+}

@@ -1,0 +1,47 @@
+#include "config/technique_catalog.hpp"
+
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+
+namespace attnbench {
+namespace {
+
+// A function-local static: registrations run from other files' static initializers, whose order
+// across files is unspecified. A deque keeps the pointers handed out valid as it grows.
+std::deque<technique_option>& catalog() {
+  static std::deque<technique_option> options;
+  return options;
+}
+
+std::mutex& catalog_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+void register_technique_option(technique_option option) {
+  const std::lock_guard<std::mutex> lock(catalog_mutex());
+  for (const auto& o : catalog())
+    if (o.key == option.key && o.value == option.value)
+      throw std::logic_error("technique option " + option.key + "=" + option.value + " registered twice");
+  catalog().push_back(std::move(option));
+}
+
+const technique_option* find_technique_option(const std::string& key, const std::string& value) {
+  const std::lock_guard<std::mutex> lock(catalog_mutex());
+  for (const auto& o : catalog())
+    if (o.key == key && o.value == value) return &o;
+  return nullptr;
+}
+
+std::vector<const technique_option*> technique_options(const std::string& key) {
+  const std::lock_guard<std::mutex> lock(catalog_mutex());
+  std::vector<const technique_option*> out;
+  for (const auto& o : catalog())
+    if (o.key == key) out.push_back(&o);
+  return out;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,121 @@
+// "precision": "bf16" | "fp16": the whole model cast once to a 16-bit dtype, weights and
+// activations alike, with no autocast. Autocast (the "AMP" rows) keeps fp32 weights and, in
+// inference mode, casts each weight again on every call; a cast copy pays that once, halves the
+// weights' bytes, and also runs LayerNorm, softmax and the residual adds in 16 bits, which costs
+// accuracy: hence its own, looser tolerance.
+//
+// The whole technique is this file: its config values and tolerance (config/technique_catalog.hpp),
+// its executor (techniques/registry.hpp), and its metrics (core/metric.hpp), which every report
+// renders without knowing it.
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "config/technique_catalog.hpp"
+#include "core/device.hpp"
+#include "core/executor.hpp"
+#include "model/encoder.hpp"
+#include "techniques/registry.hpp"
+
+namespace attnbench {
+namespace {
+
+constexpr const char* technique_name = "cast-precision";
+
+// Relative L2 of the outputs against fp32: every op rounds to the dtype's mantissa (bf16 8 bits,
+// 2^-9 ≈ 2e-3 per rounding; fp16 11 bits, 2^-12 ≈ 2.4e-4), LayerNorm and softmax included, over
+// every layer. Measured on the seed-table model (bert-base shape, seeded weights): see README
+// "Precision" for the figures behind these bounds.
+constexpr double bf16_tolerance = 1e-1;
+constexpr double fp16_tolerance = 2e-2;
+
+torch::Dtype dtype_of(const variant_config& v) {
+  const auto it = v.techniques.find("precision");
+  return it != v.techniques.end() && it->second == "fp16" ? torch::kHalf : torch::kBFloat16;
+}
+
+std::string name_of(const variant_config& v) { return dtype_of(v) == torch::kHalf ? "fp16" : "bf16"; }
+
+int64_t parameter_bytes(torch::nn::Module& m) {
+  int64_t n = 0;
+  for (const auto& p : m.parameters()) n += static_cast<int64_t>(p.nbytes());
+  return n;
+}
+
+class cast_executor : public executor_base {
+ public:
+  cast_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal)
+      : dtype_name_(name_of(v)), how_{v.attention, v.backend, causal} {
+    fp32_bytes_ = parameter_bytes(*model);
+    const auto t0 = std::chrono::steady_clock::now();
+    // A copy: the run's model is shared by every variant and stays fp32.
+    cast_ = replicate(model, device);
+    cast_->to(dtype_of(v));
+    synchronize(device);
+    cast_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    cast_bytes_ = parameter_bytes(*cast_);
+  }
+
+ protected:
+  torch::Tensor do_forward(const batch& b) override {
+    cast_->set_attention(how_);
+    // A batch without padding passes no mask, as the plain executor does (SDPA's mask-free kernels).
+    const bool padded = b.real_tokens < b.input_ids.numel();
+    return cast_->forward(b.input_ids, padded ? b.padding_mask : torch::Tensor());  // float32 (B, C)
+  }
+
+  void do_annotate(variant_result& r) override {
+    set_metric(r.metrics, {"cast_weight_bytes", static_cast<double>(cast_bytes_), metric_unit::bytes,
+                           metric_direction::lower_is_better, technique_name,
+                           fmt::format("parameters held in {} (the fp32 model's: {:.1f} MiB)", dtype_name_,
+                                       static_cast<double>(fp32_bytes_) / (1024.0 * 1024.0)),
+                           ""});
+    set_metric(r.metrics, {"cast_ms", cast_ms_, metric_unit::ms, metric_direction::lower_is_better, technique_name,
+                           "one-off time to copy and cast the weights, before any pass (not in the timed passes)",
+                           ""});
+  }
+
+ private:
+  std::string dtype_name_;
+  attention_settings how_;
+  EncoderClassifier cast_{nullptr};
+  int64_t fp32_bytes_ = 0;
+  int64_t cast_bytes_ = 0;
+  double cast_ms_ = 0;
+};
+
+class cast_precision : public technique {
+ public:
+  std::string name() const override { return technique_name; }
+  std::string precision_label(const variant_config& v) const override { return name_of(v); }
+  std::string compute_dtype(const variant_config& v) const override { return name_of(v); }
+  std::string describe(const variant_config& v) const override {
+    return fmt::format("weights and activations cast once to {} (no autocast)", name_of(v));
+  }
+  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device, const variant_config& v,
+                                               bool causal) const override {
+    return std::make_unique<cast_executor>(model, device, v, causal);
+  }
+};
+
+technique_option option(const std::string& value, double tolerance) {
+  technique_option o;
+  o.key = "precision";
+  o.value = value;
+  o.technique = technique_name;
+  o.summary = fmt::format("casts a copy of the model to {} for the plain executor", value);
+  o.default_tolerance = tolerance;
+  o.scenarios = {"offline", "server"};
+  o.excludes = {"offload", "parallel", "pipeline"};
+  return o;
+}
+
+const bool registered = [] {
+  register_technique_option(option("bf16", bf16_tolerance));
+  register_technique_option(option("fp16", fp16_tolerance));
+  register_technique(std::make_unique<cast_precision>());
+  return true;
+}();
+
+}  // namespace
+}  // namespace attnbench

@@ -1,0 +1,36 @@
+#include "techniques/registry.hpp"
+
+#include <stdexcept>
+#include <vector>
+
+#include "config/technique_catalog.hpp"
+
+namespace attnbench {
+namespace {
+
+std::vector<std::unique_ptr<technique>>& registered() {
+  static std::vector<std::unique_ptr<technique>> all;  // see technique_catalog.cpp: init order
+  return all;
+}
+
+}  // namespace
+
+void register_technique(std::unique_ptr<technique> t) {
+  for (const auto& existing : registered())
+    if (existing->name() == t->name()) throw std::logic_error("technique " + t->name() + " registered twice");
+  registered().push_back(std::move(t));
+}
+
+const technique* technique_for(const variant_config& v) {
+  for (const auto& [key, value] : v.techniques) {
+    if (!value.is_string()) continue;
+    const technique_option* o = find_technique_option(key, value.get<std::string>());
+    if (!o) continue;
+    for (const auto& t : registered())
+      if (t->name() == o->technique) return t.get();
+    throw std::logic_error("no technique named " + o->technique + " is registered for " + key + "=" + o->value);
+  }
+  return nullptr;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,123 @@
+// "precision": "bf16" | "fp16" (techniques/cast_precision.cpp), reached only through the open path:
+// the config catalog, the technique registry and the metric record. Validated against the fp32
+// model before any timing: its outputs within the tolerance, the weights cast once (the run's
+// shared model untouched), and its metrics in the record.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "config/config_parser.hpp"
+#include "runner/executor_base.hpp"
+#include "runner/runner.hpp"
+#include "runner/variant_traits.hpp"
+#include "techniques/registry.hpp"
+#include "test_support.hpp"
+
+using namespace attnbench;
+
+namespace {
+
+const char* cast_run = R"({
+  "name": "cast-test",
+  "model": {"preset": "bert-tiny", "seed": 7},
+  "workload": {"samples": 10, "lengths": {"kind": "uniform", "min": 4, "max": 24}, "max_length": 32, "seed": 3},
+  "measure": {"warmup": 1, "repetitions": 2},
+  "device": "cpu",
+  "variants": [
+    {"name": "fp32", "attention": "sdpa", "batching": {"batch_size": 4, "padding": "longest"}},
+    {"name": "amp", "precision": "amp-bf16", "attention": "sdpa", "batching": {"batch_size": 4, "padding": "longest"}},
+    {"name": "bf16", "precision": "bf16", "attention": "sdpa", "batching": {"batch_size": 4, "padding": "longest"}},
+    {"name": "fp16", "precision": "fp16", "attention": "naive", "batching": {"batch_size": 4, "padding": "longest"}}
+  ],
+  "baseline": "fp32",
+  "output": {"dir": "unused"}
+})";
+
+const metric& metric_named(const variant_result& r, const std::string& name) {
+  const metric* m = find_metric(r.metrics, name);
+  INFO("metric " << name << " of " << r.name);
+  REQUIRE(m != nullptr);
+  return *m;
+}
+
+}  // namespace
+
+TEST_CASE("cast precision: registered, and its variants run through the registry", "[techniques][precision]") {
+  const config cfg = parse_config_text(cast_run, "", testing::cpu_only());
+  const variant_config& bf16 = *find_variant(cfg, "bf16");
+  const technique* t = technique_for(bf16);
+  REQUIRE(t != nullptr);
+  CHECK(t->name() == "cast-precision");
+  CHECK(technique_for(*find_variant(cfg, "amp")) == nullptr);  // autocast stays built in
+  CHECK(bf16.precision == precision_kind::fp32);  // no autocast under the cast copy
+  CHECK(precision_label(bf16) == "bf16");
+  CHECK(compute_dtype_name(bf16) == "bf16");
+  CHECK(compute_dtype_name(*find_variant(cfg, "fp16")) == "fp16");
+  CHECK(tolerance_for(cfg, bf16) > tolerance_for(cfg, *find_variant(cfg, "amp")));  // LayerNorm, softmax in bf16 too
+}
+
+TEST_CASE("cast precision: the executor casts a copy once and leaves the shared model fp32",
+          "[techniques][precision]") {
+  const config cfg = parse_config_text(cast_run, "", testing::cpu_only());
+  torch::InferenceMode guard;
+  EncoderClassifier model(cfg.model);
+  model->init_weights(cfg.model.seed);
+  model->eval();
+  auto exec = make_executor(model, torch::kCPU, *find_variant(cfg, "bf16"), false);
+  for (const auto& p : model->parameters()) CHECK(p.scalar_type() == torch::kFloat);
+
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  batch b;
+  b.input_ids = at::randint(1000, 30000, {3, 20}, gen, torch::kLong);
+  b.padding_mask = torch::ones({3, 20}, torch::kBool);
+  b.padding_mask.index_put_({2, torch::indexing::Slice(9, 20)}, false);
+  b.real_tokens = b.padding_mask.sum().item<int64_t>();
+  b.padded_length = 20;
+  b.sample_index = {0, 1, 2};
+  const auto reference = model->forward(b.input_ids, b.padding_mask);
+  const auto out = exec->forward(b);
+  CHECK(out.scalar_type() == torch::kFloat);
+  const double rel_l2 = ((out - reference).norm() / reference.norm()).item<double>();
+  CHECK(rel_l2 > 0);  // it did run in bf16
+  CHECK(rel_l2 < tolerance_for(cfg, *find_variant(cfg, "bf16")));
+
+  variant_result r;
+  exec->annotate(r);
+  const metric& bytes = metric_named(r, "cast_weight_bytes");
+  CHECK(bytes.value == Approx(2.0 * static_cast<double>(parameter_count(*model))));  // 2 bytes a parameter
+  CHECK(bytes.unit == "bytes");
+  CHECK(bytes.direction == metric_direction::lower_is_better);
+  CHECK(metric_named(r, "cast_ms").value > 0);
+}
+
+TEST_CASE("cast precision: a run checks bf16 and fp16 against fp32 and reports their metrics",
+          "[techniques][precision][runner]") {
+  const config cfg = parse_config_text(cast_run, "", testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  REQUIRE(r.variants.size() == 4);
+  CHECK(r.all_passed());
+  for (const char* name : {"bf16", "fp16"}) {
+    const variant_result& v = *std::find_if(r.variants.begin(), r.variants.end(),
+                                            [&](const variant_result& x) { return x.name == name; });
+    INFO(name << ": " << v.reason);
+    CHECK(v.status == status_kind::pass);
+    CHECK(v.precision == name);
+    CHECK(v.check.rel_l2 > 0);
+    CHECK(v.check.tolerance == tolerance_for(cfg, *find_variant(cfg, name)));
+    CHECK(v.description.find(std::string("cast once to ") + name) != std::string::npos);
+    CHECK(metric_named(v, "cast_weight_bytes").value > 0);
+  }
+  CHECK(r.variants[1].metrics.empty());  // AMP reports none of the cast's metrics
+}
+
+TEST_CASE("cast precision: a perturbed cast variant fails its check", "[techniques][precision][runner]") {
+  const config cfg = parse_config_text(cast_run, "", testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  opts.perturb_variant = "bf16";
+  const run_result r = run_experiment(cfg, opts).result;
+  CHECK(r.variants[2].status == status_kind::fail);
+  CHECK(r.variants[3].status == status_kind::pass);
+}
