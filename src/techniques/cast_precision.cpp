@@ -36,7 +36,7 @@ torch::Dtype dtype_of(const variant_config& v) {
 
 std::string name_of(const variant_config& v) { return dtype_of(v) == torch::kHalf ? "fp16" : "bf16"; }
 
-int64_t parameter_bytes(torch::nn::Module& m) {
+int64_t parameter_bytes(const torch::nn::Module& m) {
   int64_t n = 0;
   for (const auto& p : m.parameters()) n += static_cast<int64_t>(p.nbytes());
   return n;

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
+#include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
 #include "test_support.hpp"
 

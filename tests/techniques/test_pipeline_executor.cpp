@@ -11,6 +11,7 @@
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 
+#include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
 #include "test_support.hpp"
 
