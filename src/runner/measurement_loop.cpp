@@ -1,0 +1,180 @@
+#include "runner/measurement_loop.hpp"
+
+#include <algorithm>
+
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include "parallel/distributed_world.hpp"
+#include "runner/pass_statistics.hpp"
+#include "runner/timed_rounds.hpp"
+#include "runner/variant_traits.hpp"
+#include "stats/summary.hpp"
+
+namespace attnbench {
+namespace {
+
+// What the loop keeps of one variant from its set-up to its statistics.
+struct loop_variant {
+  variant_result result;
+  bool ran = false;             // its check pass and every pass since succeeded
+  std::vector<double> pass_s;   // timed passes
+  std::vector<double> unit_ms;  // every unit of every timed pass
+};
+
+void fail(variant_result& r, const std::string& why) {
+  r.status = status_kind::fail;
+  r.reason = why;
+  r.check.status = status_kind::fail;
+  r.check.message = why;
+}
+
+// Runs `step` for one variant. A step that fails (out of memory, a kernel error) fails its
+// variant, not the run: it is FAIL with `prefix` and the reason, and the others go on so every
+// report is written. A lost rank ends the whole run: the other ranks cannot go on without it.
+template <typename Step>
+bool guarded(variant_result& r, const std::string& prefix, Step&& step) {
+  try {
+    step();
+    return true;
+  } catch (const distributed_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(r, prefix + error_text(e));
+    return false;
+  }
+}
+
+// The labels every scenario gives a variant, then why it does not run here, if it does not: the
+// scenario's reasons first (they are the more specific), then a pending technique.
+std::optional<skip_verdict> label_or_skip(const config& cfg, scenario_base& scenario, std::size_t i,
+                                          variant_result& r) {
+  const variant_config& vc = cfg.variants[i];
+  r.name = vc.name;
+  r.is_baseline = vc.name == cfg.baseline;
+  r.precision = precision_label(vc);
+  r.attention = to_string(vc.attention);
+  r.sdpa_backend = vc.attention == attention_kind::sdpa ? to_string(vc.backend) : "";
+  if (auto skip = scenario.skip_reason(i, r)) return skip;
+  if (vc.pending)
+    return skip_verdict{*vc.pending, vc.description.empty() ? "not implemented yet" : vc.description};
+  return std::nullopt;
+}
+
+// Skips or prepares every variant, then runs its untimed check pass.
+void set_up(const config& cfg, scenario_base& scenario, std::vector<loop_variant>& variants,
+            const loop_progress& progress) {
+  int64_t checked = 0;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    variant_result& r = variants[i].result;
+    if (auto skip = label_or_skip(cfg, scenario, i, r)) {
+      r.status = status_kind::skipped;
+      r.reason = skip->reason;
+      r.description = skip->description;
+      r.check.message = "not run";
+      continue;
+    }
+    if (!guarded(r, "could not set up: ", [&] { scenario.prepare(i, r); })) continue;
+    progress("check", r.name, checked++, static_cast<int64_t>(variants.size()));
+    variants[i].ran = guarded(r, "could not run: ", [&] { scenario.check_pass(i, r); });
+  }
+}
+
+// Warm-up, then the timed rounds over every variant whose check pass ran; a pass that throws
+// takes its variant out of the rotation.
+rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::vector<loop_variant>& variants,
+                             const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree) {
+  std::vector<round_member> members;
+  std::vector<loop_variant*> member_of;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    loop_variant& v = variants[i];
+    if (!v.ran) continue;
+    round_member mb;
+    mb.name = v.result.name;
+    mb.is_baseline = v.result.is_baseline;
+    mb.pass = [&scenario, &v, i](pass_phase phase) -> std::optional<double> {
+      const bool timed = phase == pass_phase::timed;
+      pass_timing t;
+      v.ran = guarded(v.result, fmt::format("failed during a {} pass: ", timed ? "timed" : "warm-up"),
+                      [&] { t = scenario.pass(i, phase); });
+      if (!v.ran) return std::nullopt;
+      if (timed) v.unit_ms.insert(v.unit_ms.end(), t.unit_ms.begin(), t.unit_ms.end());
+      return t.seconds;
+    };
+    members.push_back(std::move(mb));
+    member_of.push_back(&v);
+  }
+  const rounds_outcome rounds = run_rounds(cfg.measure, members, progress, agree);
+  for (std::size_t k = 0; k < members.size(); ++k) member_of[k]->pass_s = std::move(members[k].pass_s);
+  return rounds;
+}
+
+// Throughput, speedup, latency percentiles and achieved GFLOP/s of a variant that ran. Rates count
+// what a pass serves: every sample and its real tokens, repeats included.
+void summarize_variant(const run_result& res, const variant_config& vc, loop_variant& v,
+                       const std::vector<double>& base_samples_per_s, bool base_ran) {
+  variant_result& r = v.result;
+  const auto samples = static_cast<double>(res.workload.samples);
+  summarize_passes(r, v.pass_s, samples, static_cast<double>(res.workload.real_tokens), base_samples_per_s,
+                   base_ran);
+  r.latency_ms =
+      latency_summary{percentile(v.unit_ms, 50), percentile(v.unit_ms, 90), percentile(v.unit_ms, 99)};
+  r.achieved_gflops = r.flops_per_pass * r.throughput.geomean / samples / 1e9;
+  r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, vc);
+}
+
+// The statistics, the check against the baseline and the status of every variant that ran,
+// then every variant's result in the config's order. The baseline's rates come first: every
+// speedup is against them, wherever the baseline stands in the config.
+void check_and_report(const config& cfg, scenario_base& scenario, std::vector<loop_variant>& variants,
+                      run_result& res) {
+  const auto base_at = static_cast<std::size_t>(
+      std::find_if(cfg.variants.begin(), cfg.variants.end(),
+                   [&](const variant_config& vc) { return vc.name == cfg.baseline; }) -
+      cfg.variants.begin());
+  const bool base_ran = variants[base_at].ran;
+  const std::vector<double> base_samples_per_s =
+      per_second(variants[base_at].pass_s, static_cast<double>(res.workload.samples));
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    loop_variant& v = variants[i];
+    variant_result& r = v.result;
+    if (v.ran) {
+      const variant_config& vc = cfg.variants[i];
+      summarize_variant(res, vc, v, base_samples_per_s, base_ran);
+      if (base_ran) {
+        r.check = scenario.check(i, base_at, tolerance_for(cfg, vc), r);
+      } else {
+        r.check.status = status_kind::fail;
+        r.check.message = "the baseline could not run, so nothing can be checked";
+      }
+      r.status = r.check.status;
+      if (r.status == status_kind::fail) r.reason = r.check.message;
+      scenario.finalize(i, base_ran ? std::optional<std::size_t>(base_at) : std::nullopt, r);
+    }
+    res.variants.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+double seconds_since(pass_clock::time_point t0) {
+  return std::chrono::duration<double>(pass_clock::now() - t0).count();
+}
+
+std::string error_text(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  return c10_error ? c10_error->what_without_backtrace() : e.what();
+}
+
+bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
+                      const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree) {
+  std::vector<loop_variant> variants(cfg.variants.size());
+  set_up(cfg, scenario, variants, progress);
+  const rounds_outcome rounds = time_variants(cfg, scenario, variants, progress, agree);
+  if (!scenario.end_of_passes()) return false;
+  check_and_report(cfg, scenario, variants, res);
+  record_repetitions(cfg.measure, rounds, res);
+  return true;
+}
+
+}  // namespace attnbench
