@@ -1,22 +1,17 @@
 #include "runner/train_scenario.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
-#include <optional>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
+#include "core/device.hpp"
 #include "model/encoder.hpp"
 #include "model/flops.hpp"
-#include "core/device.hpp"
 #include "runner/memory_tracker.hpp"
-#include "runner/pass_statistics.hpp"
-#include "runner/timed_rounds.hpp"
-#include "runner/variant_traits.hpp"
-#include "stats/summary.hpp"
 #include "techniques/checkpointing.hpp"
 #include "techniques/offload_executor.hpp"
 #include "techniques/offload_trainer.hpp"
@@ -24,18 +19,27 @@
 #include "workload/batching_base.hpp"
 
 namespace attnbench {
-namespace {
 
-using clock_type = std::chrono::steady_clock;
+struct train_variant {
+  const variant_config* cfg = nullptr;
+  EncoderClassifier model{nullptr};
+  std::vector<torch::Tensor> initial;  // the initial weights, restored before every pass
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  std::unique_ptr<offload_trainer> offload;  // set for an offload variant: streams the encoder layers
+  std::vector<batch> batches;
+  std::vector<torch::Tensor> labels;  // per batch: (B) int64 on the device
+  // from the check pass, float64 on the CPU
+  torch::Tensor losses;   // (steps)
+  torch::Tensor grads;    // every parameter's last-step gradient, flattened
+  torch::Tensor weights;  // every parameter after the last step, flattened
+};
+
+namespace {
 
 // A training step's FLOPs: forward, then backward's two matmuls per forward matmul (gradients of
 // the inputs and of the weights). Recomputation by checkpointing is not counted: it is overhead,
 // and shows up as lower achieved GFLOP/s.
 constexpr double train_flops_per_forward = 3;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 // The bytes of the tensors held on `device`: what the run's device keeps. Offloaded layers'
 // weights, gradients and optimizer state are in host memory, so on an accelerator they are not
@@ -46,24 +50,6 @@ int64_t bytes_of(const std::vector<torch::Tensor>& ts, torch::Device device) {
     if (t.defined() && t.device().type() == device.type()) n += static_cast<int64_t>(t.nbytes());
   return n;
 }
-
-struct train_variant {
-  const variant_config* cfg = nullptr;
-  variant_result result;
-  EncoderClassifier model{nullptr};
-  std::vector<torch::Tensor> initial;  // the initial weights, restored before every pass
-  std::unique_ptr<torch::optim::AdamW> optimizer;
-  std::unique_ptr<offload_trainer> offload;  // set for an offload variant: streams the encoder layers
-  std::vector<batch> batches;
-  std::vector<torch::Tensor> labels;  // per batch: (B) int64 on the device
-  std::vector<double> pass_s;         // timed passes
-  std::vector<double> step_ms;        // every timed step
-  // from the check pass, float64 on the CPU
-  torch::Tensor losses;   // (steps)
-  torch::Tensor grads;    // every parameter's last-step gradient, flattened
-  torch::Tensor weights;  // every parameter after the last step, flattened
-  bool runnable = false;
-};
 
 struct pass_record {
   double seconds = 0;
@@ -97,9 +83,9 @@ pass_record train_pass(train_variant& v, torch::Device device, peak_memory_scope
   pass_record rec;
   const precision_kind precision = v.cfg->precision;
   synchronize(device);
-  const auto t0 = clock_type::now();
+  const auto t0 = pass_clock::now();
   for (std::size_t k = 0; k < v.batches.size(); ++k) {
-    const auto ts = clock_type::now();
+    const auto ts = pass_clock::now();
     const batch& b = v.batches[k];
     v.optimizer->zero_grad(/*set_to_none=*/false);
     const int64_t level = memory ? memory->current_bytes() : 0;
@@ -150,7 +136,7 @@ int64_t optimizer_state_bytes(torch::optim::AdamW& opt, torch::Device device) {
 }
 
 // The untimed first pass: memory, losses, gradients and weights for the check.
-void check_pass(train_variant& v, const train_config& tc, torch::Device device) {
+void run_check_pass(train_variant& v, variant_result& r, const train_config& tc, torch::Device device) {
   reset(v, tc);
   pass_record rec;
   std::string method;
@@ -162,15 +148,15 @@ void check_pass(train_variant& v, const train_config& tc, torch::Device device) 
   auto params = v.model->parameters();
   std::vector<torch::Tensor> grads;
   for (const auto& p : params) grads.push_back(p.grad());
-  train_result& t = *v.result.train;
+  train_result& t = *r.train;
   t.weight_bytes = bytes_of(params, device);
   if (v.offload) t.weight_bytes += v.offload->resident_bound() * v.offload->layer_bytes();  // the slots
   t.gradient_bytes = bytes_of(grads, device);
   t.optimizer_state_bytes = optimizer_state_bytes(*v.optimizer, device);
   t.activation_peak_bytes = rec.activation_peak;
   // Weights and gradients were allocated before the scope opened: add them for the total.
-  v.result.peak_memory_bytes = rec.peak < 0 ? -1 : rec.peak + t.weight_bytes + t.gradient_bytes;
-  v.result.peak_memory_method = method + " (+ weights and gradients)";
+  r.peak_memory_bytes = rec.peak < 0 ? -1 : rec.peak + t.weight_bytes + t.gradient_bytes;
+  r.peak_memory_method = method + " (+ weights and gradients)";
   v.losses = flat(rec.losses);
   v.grads = flat(grads);
   v.weights = flat(params);
@@ -178,13 +164,14 @@ void check_pass(train_variant& v, const train_config& tc, torch::Device device) 
 }
 
 // Losses, gradients and weights against the baseline's, each within the precision's tolerance.
-check_result check_against(train_variant& v, const train_variant& base, double tolerance) {
+check_result check_against(const train_variant& v, const train_variant& base, double tolerance,
+                           variant_result& r) {
   check_result c;
   c.tolerance = tolerance;
   c.nonfinite = (~torch::isfinite(v.losses)).sum().item<int64_t>() +
                 (~torch::isfinite(v.grads)).sum().item<int64_t>() +
                 (~torch::isfinite(v.weights)).sum().item<int64_t>();
-  train_result& t = *v.result.train;
+  train_result& t = *r.train;
   t.loss_rel_err = rel_l2(v.losses, base.losses);
   t.grad_rel_l2 = rel_l2(v.grads, base.grads);
   t.weight_rel_l2 = rel_l2(v.weights, base.weights);
@@ -206,192 +193,115 @@ check_result check_against(train_variant& v, const train_variant& base, double t
   return c;
 }
 
-void fail(variant_result& r, const std::string& why) {
-  r.status = status_kind::fail;
-  r.reason = why;
-  r.check.status = status_kind::fail;
-  r.check.message = why;
+// The variant's batches on the device with their labels, and the per-pass work they make.
+void build_batches(train_variant& v, const config& cfg, const dataset& data, const torch::Tensor& labels,
+                   const batching_base& batching, torch::Device device, variant_result& r) {
+  const auto n_samples = static_cast<int64_t>(data.samples.size());
+  std::vector<int64_t> rows(static_cast<std::size_t>(n_samples));
+  for (int64_t s = 0; s < n_samples; ++s) rows[static_cast<std::size_t>(s)] = s;
+  const auto plans = batching.plan(data, rows);
+  input_assembler assemble(data, device, /*pool=*/false);
+  double flops = 0;
+  for (const auto& p : plans) {
+    v.batches.push_back(assemble.assemble(p));
+    const batch& b = v.batches.back();
+    v.labels.push_back(labels.index_select(0, torch::tensor(b.sample_index, torch::kLong)).to(device));
+    r.real_tokens += b.real_tokens;
+    r.computed_tokens += p.padded_tokens();
+    flops += train_flops_per_forward *
+             forward_flops(cfg.model, static_cast<int64_t>(p.rows.size()), p.padded_length);
+  }
+  r.batches = static_cast<int64_t>(plans.size());
+  r.flops_per_pass = flops;
+  r.padding_efficiency = static_cast<double>(r.real_tokens) / static_cast<double>(r.computed_tokens);
+  r.mean_batch_size = static_cast<double>(n_samples) / static_cast<double>(plans.size());
 }
 
-std::string error_text(const std::exception& e) {
-  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-  return c10_error ? c10_error->what_without_backtrace() : e.what();
+// Its own model: the same seed gives every variant the same initial weights; offload or
+// checkpointing wrap its layers before the optimizer exists.
+void build_model(train_variant& v, const config& cfg, torch::Device device) {
+  const variant_config& vc = *v.cfg;
+  v.model = EncoderClassifier(cfg.model);
+  v.model->init_weights(cfg.model.seed);
+  v.model->set_attention({vc.attention, vc.backend, cfg.model.causal});
+  v.model->set_dropout(cfg.train.dropout);
+  if (cfg.train.dropout > 0)
+    v.model->train();
+  else
+    v.model->eval();  // dropout is the model's only train/eval difference
+  v.model->to(device);
+  if (vc.offload)
+    v.offload = std::make_unique<offload_trainer>(v.model, device, vc);
+  else
+    apply_checkpointing(v.model, vc.checkpointing);
+  for (const auto& p : v.model->parameters()) v.initial.push_back(p.detach().clone());
 }
 
 }  // namespace
 
-void run_train_scenario(const config& cfg, const dataset& data, torch::Device device, run_result& res,
-                        const train_progress& progress) {
-  // The caller runs inference under InferenceMode; training needs autograd back.
-  const c10::InferenceMode training(/*enabled=*/false);
-  const train_config& tc = cfg.train;
+train_scenario::train_scenario(const config& cfg, const dataset& data, torch::Device device)
+    : cfg_(cfg), data_(data), device_(device), variants_(cfg.variants.size()) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(cfg.train.seed);
   const auto n_samples = static_cast<int64_t>(data.samples.size());
-  // Seeded synthetic labels, one per sample, independent of batching.
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(tc.seed);
-  const torch::Tensor all_labels =
-      at::randint(cfg.model.num_labels, {n_samples}, gen, torch::TensorOptions(torch::kLong));
+  labels_ = at::randint(cfg.model.num_labels, {n_samples}, gen, torch::TensorOptions(torch::kLong));
+}
 
-  std::vector<train_variant> variants(cfg.variants.size());
-  int64_t done = 0;
-  for (std::size_t i = 0; i < cfg.variants.size(); ++i) {
-    const variant_config& vc = cfg.variants[i];
-    train_variant& v = variants[i];
-    variant_result& r = v.result;
-    v.cfg = &vc;
-    r.name = vc.name;
-    r.is_baseline = vc.name == cfg.baseline;
-    r.precision = precision_label(vc);
-    r.attention = to_string(vc.attention);
-    r.sdpa_backend = vc.attention == attention_kind::sdpa ? to_string(vc.backend) : "";
-    if (vc.pending) {
-      r.status = status_kind::skipped;
-      r.reason = *vc.pending;
-      r.description = vc.description.empty() ? "not implemented yet" : vc.description;
-      r.check.message = "not run";
-      continue;
-    }
-    if (vc.pipeline) {
-      r.status = status_kind::skipped;
-      r.reason = "the pipeline runs in inference only: the train scenario has no pipelined backward";
-      r.description = vc.description;
-      r.check.message = "not run";
-      continue;
-    }
-    if (vc.offload) {
-      if (auto why = offload_skip_reason(*vc.offload, device)) {
-        r.status = status_kind::skipped;
-        r.reason = *why;
-        r.description = vc.description;
-        r.check.message = "not run";
-        continue;
-      }
-    }
-    const auto batching = make_batching(vc.batching, cfg.workload.max_length);
-    r.batching = batching->describe();
-    train_result t;
-    // Offloading recomputes every layer in backward (the parser refuses a checkpointing block on top).
-    t.checkpointing = vc.offload ? "every layer, by offload (recomputed in backward)"
-                                 : describe_checkpointing(vc.checkpointing, cfg.model.layers);
-    t.dropout = tc.dropout;
-    std::string offloaded;
-    if (vc.offload)
-      offloaded = fmt::format(", encoder layers offloaded to host memory{} (prefetch {})",
-                              vc.offload->target == "cpu" ? ", streamed into CPU buffers" : "",
-                              vc.offload->prefetch);
-    r.description = !vc.description.empty() ? vc.description
-                    : r.is_baseline         ? "the baseline"
-                                    : fmt::format("{}, {}, {}, checkpointing {}{}", r.precision, r.attention,
-                                                  r.batching, t.checkpointing, offloaded);
-    std::vector<int64_t> rows(static_cast<std::size_t>(n_samples));
-    for (int64_t s = 0; s < n_samples; ++s) rows[static_cast<std::size_t>(s)] = s;
-    const auto plans = batching->plan(data, rows);
-    input_assembler assemble(data, device, /*pool=*/false);
-    double flops = 0;
-    for (const auto& p : plans) {
-      v.batches.push_back(assemble.assemble(p));
-      const batch& b = v.batches.back();
-      v.labels.push_back(all_labels.index_select(0, torch::tensor(b.sample_index, torch::kLong)).to(device));
-      r.real_tokens += b.real_tokens;
-      r.computed_tokens += p.padded_tokens();
-      flops += train_flops_per_forward *
-               forward_flops(cfg.model, static_cast<int64_t>(p.rows.size()), p.padded_length);
-    }
-    r.batches = static_cast<int64_t>(plans.size());
-    r.flops_per_pass = flops;
-    r.padding_efficiency = static_cast<double>(r.real_tokens) / static_cast<double>(r.computed_tokens);
-    r.mean_batch_size = static_cast<double>(n_samples) / static_cast<double>(plans.size());
-    t.steps = r.batches;
-    r.train = t;
+train_scenario::~train_scenario() = default;
 
-    // Its own model: the same seed gives every variant the same initial weights.
-    v.model = EncoderClassifier(cfg.model);
-    v.model->init_weights(cfg.model.seed);
-    v.model->set_attention({vc.attention, vc.backend, cfg.model.causal});
-    v.model->set_dropout(tc.dropout);
-    if (tc.dropout > 0)
-      v.model->train();
-    else
-      v.model->eval();  // dropout is the model's only train/eval difference
-    v.model->to(device);
-    try {
-      if (vc.offload)
-        v.offload = std::make_unique<offload_trainer>(v.model, device, vc);  // before the optimizer exists
-      else
-        apply_checkpointing(v.model, vc.checkpointing);
-    } catch (const std::exception& e) {
-      fail(r, "could not set up: " + error_text(e));
-      continue;
-    }
-    for (const auto& p : v.model->parameters()) v.initial.push_back(p.detach().clone());
+std::optional<skip_verdict> train_scenario::skip_reason(std::size_t i, variant_result& /*r*/) {
+  const variant_config& vc = cfg_.variants[i];
+  if (vc.pipeline)
+    return skip_verdict{"the pipeline runs in inference only: the train scenario has no pipelined backward",
+                        vc.description};
+  if (vc.offload)
+    if (auto why = offload_skip_reason(*vc.offload, device_)) return skip_verdict{*why, vc.description};
+  return std::nullopt;
+}
 
-    progress("check", vc.name, done++, static_cast<int64_t>(cfg.variants.size()));
-    try {
-      check_pass(v, tc, device);
-      v.runnable = true;
-    } catch (const std::exception& e) {
-      fail(r, "could not train: " + error_text(e));
-    }
-  }
+void train_scenario::prepare(std::size_t i, variant_result& r) {
+  const variant_config& vc = cfg_.variants[i];
+  train_variant& v = variants_[i];
+  v.cfg = &vc;
+  const auto batching = make_batching(vc.batching, cfg_.workload.max_length);
+  r.batching = batching->describe();
+  train_result t;
+  // Offloading recomputes every layer in backward (the parser refuses a checkpointing block on top).
+  t.checkpointing = vc.offload ? "every layer, by offload (recomputed in backward)"
+                               : describe_checkpointing(vc.checkpointing, cfg_.model.layers);
+  t.dropout = cfg_.train.dropout;
+  std::string offloaded;
+  if (vc.offload)
+    offloaded =
+        fmt::format(", encoder layers offloaded to host memory{} (prefetch {})",
+                    vc.offload->target == "cpu" ? ", streamed into CPU buffers" : "", vc.offload->prefetch);
+  r.description = !vc.description.empty() ? vc.description
+                  : r.is_baseline         ? "the baseline"
+                                  : fmt::format("{}, {}, {}, checkpointing {}{}", r.precision, r.attention,
+                                                r.batching, t.checkpointing, offloaded);
+  build_batches(v, cfg_, data_, labels_, *batching, device_, r);
+  t.steps = r.batches;
+  r.train = t;
+  build_model(v, cfg_, device_);
+}
 
-  // --- warm-up, then timed rounds interleaved across variants; every pass from a reset ---
-  const auto guarded = [&](train_variant& v, const char* phase) -> std::optional<pass_record> {
-    try {
-      reset(v, tc);
-      return train_pass(v, device, nullptr);
-    } catch (const std::exception& e) {
-      v.runnable = false;
-      fail(v.result, fmt::format("failed during a {} pass: {}", phase, error_text(e)));
-      return std::nullopt;
-    }
-  };
-  std::vector<round_member> members;
-  std::vector<train_variant*> member_of;
-  for (auto& v : variants) {
-    if (!v.runnable) continue;
-    round_member mb;
-    mb.name = v.cfg->name;
-    mb.is_baseline = v.cfg->name == cfg.baseline;
-    train_variant* tv = &v;
-    mb.pass = [tv, &guarded](pass_phase phase) -> std::optional<double> {
-      const auto rec = guarded(*tv, phase == pass_phase::timed ? "timed" : "warm-up");
-      if (!rec) return std::nullopt;
-      if (phase == pass_phase::timed)
-        tv->step_ms.insert(tv->step_ms.end(), rec->step_ms.begin(), rec->step_ms.end());
-      return rec->seconds;
-    };
-    members.push_back(std::move(mb));
-    member_of.push_back(tv);
-  }
-  const rounds_outcome rounds =
-      run_rounds(cfg.measure, members, progress, [](int64_t /*round*/, bool more) { return more; });
-  for (std::size_t i = 0; i < members.size(); ++i) member_of[i]->pass_s = std::move(members[i].pass_s);
+void train_scenario::check_pass(std::size_t i, variant_result& r) {
+  run_check_pass(variants_[i], r, cfg_.train, device_);
+}
 
-  // --- statistics and the check against the baseline ---
-  const train_variant& base = *std::find_if(
-      variants.begin(), variants.end(), [&](const train_variant& v) { return v.cfg->name == cfg.baseline; });
-  const std::vector<double> base_throughput = per_second(base.pass_s, static_cast<double>(n_samples));
-  for (auto& v : variants) {
-    variant_result& r = v.result;
-    if (v.offload) v.offload->annotate(r);
-    if (v.runnable) {
-      summarize_passes(r, v.pass_s, static_cast<double>(n_samples), static_cast<double>(r.real_tokens),
-                       base_throughput, base.runnable);
-      r.latency_ms =
-          latency_summary{percentile(v.step_ms, 50), percentile(v.step_ms, 90), percentile(v.step_ms, 99)};
-      r.achieved_gflops = r.flops_per_pass * r.throughput.geomean / static_cast<double>(n_samples) / 1e9;
-      r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, *v.cfg);
-      if (base.runnable) {
-        r.check = check_against(v, base, tolerance_for(cfg, *v.cfg));
-      } else {
-        r.check.status = status_kind::fail;
-        r.check.message = "the baseline could not run, so nothing can be checked";
-      }
-      r.status = r.check.status;
-      if (r.status == status_kind::fail) r.reason = r.check.message;
-    }
-    res.variants.push_back(std::move(r));
-  }
-  record_repetitions(cfg.measure, rounds, res);
+// Every pass starts from a reset, before its clock starts.
+pass_timing train_scenario::pass(std::size_t i, pass_phase /*phase*/) {
+  train_variant& v = variants_[i];
+  reset(v, cfg_.train);
+  pass_record rec = train_pass(v, device_, nullptr);
+  return pass_timing{rec.seconds, std::move(rec.step_ms)};
+}
+
+check_result train_scenario::check(std::size_t i, std::size_t base, double tolerance, variant_result& r) {
+  return check_against(variants_[i], variants_[base], tolerance, r);
+}
+
+void train_scenario::finalize(std::size_t i, std::optional<std::size_t> /*base*/, variant_result& r) {
+  if (variants_[i].offload) variants_[i].offload->annotate(r);
 }
 
 }  // namespace attnbench

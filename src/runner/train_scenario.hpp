@@ -6,7 +6,8 @@
 // every pass (the untimed check pass, warm-up and timed passes alike) starts from those initial
 // weights, a fresh AdamW (empty state) and the same RNG seed for dropout. Every pass therefore
 // does exactly the same work from the same state; the reset happens before the clock starts.
-// Passes are interleaved round-robin across variants as in the offline scenario.
+// The measurement loop (runner/measurement_loop.hpp) interleaves the passes across variants, as
+// for every scenario.
 //
 // Check: after the check pass's steps, each variant's per-step losses, last-step gradients and
 // updated weights are compared with the baseline's (relative L2 against the precision's
@@ -18,22 +19,42 @@
 // reported from the tensors themselves.
 #pragma once
 
-#include <functional>
-#include <string>
+#include <memory>
+#include <optional>
+#include <vector>
 
 #include <torch/torch.h>
 
 #include "config/config.hpp"
 #include "report/result.hpp"
+#include "runner/measurement_loop.hpp"
 #include "workload/dataset.hpp"
 
 namespace attnbench {
 
-using train_progress =
-    std::function<void(const std::string& phase, const std::string& variant, int64_t done, int64_t total)>;
+struct train_variant;  // a variant's own model, optimizer, batches and check-pass results
 
-// Runs every variant of a "train" config on `device` and fills res.variants and res.repetitions.
-void run_train_scenario(const config& cfg, const dataset& data, torch::Device device, run_result& res,
-                        const train_progress& progress);
+class train_scenario : public scenario_base {
+ public:
+  // cfg and data are borrowed and must outlive the scenario.
+  train_scenario(const config& cfg, const dataset& data, torch::Device device);
+  ~train_scenario() override;
+
+  std::optional<skip_verdict> skip_reason(std::size_t i, variant_result& r) override;
+  void prepare(std::size_t i, variant_result& r) override;
+  void check_pass(std::size_t i, variant_result& r) override;
+  pass_timing pass(std::size_t i, pass_phase phase) override;
+  check_result check(std::size_t i, std::size_t base, double tolerance, variant_result& r) override;
+  void finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) override;
+
+ private:
+  // Autograd on while the scenario lives: the caller runs inference under InferenceMode.
+  const c10::InferenceMode training_{/*enabled=*/false};
+  const config& cfg_;
+  const dataset& data_;
+  torch::Device device_;
+  torch::Tensor labels_;  // (N) int64: seeded synthetic labels, one per sample, independent of batching
+  std::vector<train_variant> variants_;
+};
 
 }  // namespace attnbench

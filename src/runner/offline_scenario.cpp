@@ -1,0 +1,463 @@
+#include "runner/offline_scenario.hpp"
+
+#include <map>
+#include <tuple>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "check/output_check.hpp"
+#include "core/device.hpp"
+#include "core/sdpa_backend_guard.hpp"
+#include "model/attention.hpp"
+#include "model/flops.hpp"
+#include "model/torchscript_model.hpp"
+#include "parallel/data_parallel_executor.hpp"
+#include "parallel/distributed_executor.hpp"
+#include "parallel/distributed_world.hpp"
+#include "runner/executor_base.hpp"
+#include "runner/memory_tracker.hpp"
+#include "runner/runner.hpp"
+#include "runner/server_scenario.hpp"
+#include "runner/torchscript_executor.hpp"
+#include "runner/variant_traits.hpp"
+#include "techniques/precision.hpp"
+#include "techniques/registry.hpp"
+#include "workload/batching_base.hpp"
+#include "workload/result_cache.hpp"
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace attnbench {
+
+// Everything one variant needs to run, prepared before anything is timed.
+struct offline_variant {
+  std::unique_ptr<executor_base> executor;
+  std::vector<batch_plan> plans;  // over the rows that are computed (unique ones with a cache)
+  std::vector<batch> prebuilt;    // the plans' tensors, unless inputs are assembled per pass
+  std::unique_ptr<input_assembler> assembler;
+  std::unique_ptr<result_cache> cache;  // per pass: repeats are answered from the first occurrence
+  std::vector<int64_t> answered_by;     // sample → the row whose logits answer it (itself when computed)
+  torch::Tensor outputs;                // (N, C) from the untimed check pass
+  int64_t timed_passes = 0;
+  int64_t timed_allocations = 0;         // input-buffer allocations over the timed passes
+  std::vector<int64_t> rank_peak_bytes;  // collective variants: each rank's check-pass peak
+};
+
+namespace {
+
+// Noise added by the test-only perturbation hook, relative to the outputs' scale: far outside
+// every precision's tolerance.
+constexpr double perturb_scale = 0.5;
+
+// One pass: its timing, and the input buffers it allocated.
+struct pass_record {
+  pass_timing timing;
+  int64_t allocations = 0;
+};
+
+// Work done per pass before any batch runs: the cache lookups a serving path would make.
+void lookup_pass(offline_variant& v, const dataset& data) {
+  if (!v.cache) return;
+  v.cache->clear();
+  for (std::size_t i = 0; i < data.samples.size(); ++i)
+    v.cache->find_or_insert(data.samples[i], static_cast<int64_t>(i));
+}
+
+const batch& batch_for(offline_variant& v, std::size_t k, batch& scratch) {
+  if (!v.prebuilt.empty()) return v.prebuilt[k];
+  scratch = v.assembler->assemble(v.plans[k]);
+  return scratch;
+}
+
+// Times one pass over every batch. On CUDA, per-batch latency comes from events on the current
+// stream and the pass from a host clock between two synchronisations; on the CPU the host clock
+// is the truth.
+pass_record time_pass(offline_variant& v, const dataset& data, torch::Device device) {
+  if (v.executor->runs_whole_passes()) {
+    const auto t0 = pass_clock::now();
+    lookup_pass(v, data);
+    const double lookup_s = seconds_since(t0);
+    whole_pass p = v.executor->run_pass(/*keep_outputs=*/false);
+    return pass_record{{lookup_s + p.seconds, std::move(p.batch_ms)}, p.allocations};
+  }
+  pass_record t;
+  t.timing.unit_ms.reserve(v.plans.size());
+  batch scratch;
+  const int64_t allocations_before = v.assembler ? v.assembler->allocations() : 0;
+  synchronize(device);
+#ifdef ATTNBENCH_WITH_CUDA
+  if (device.is_cuda()) {
+    const auto stream = c10::cuda::getCurrentCUDAStream(device.index());
+    // Events are created on first record: record each once before the clock starts, so
+    // cudaEventCreate is not timed, then record again where they mark the batches.
+    std::vector<at::cuda::CUDAEvent> marks(v.plans.size() + 1);
+    for (auto& m : marks) m = at::cuda::CUDAEvent(cudaEventDefault);
+    for (auto& m : marks) m.record(stream);
+    synchronize(device);
+    const auto t0 = pass_clock::now();
+    lookup_pass(v, data);
+    marks[0].record(stream);
+    for (std::size_t k = 0; k < v.plans.size(); ++k) {
+      v.executor->forward(batch_for(v, k, scratch));
+      marks[k + 1].record(stream);
+    }
+    synchronize(device);
+    t.timing.seconds = seconds_since(t0);
+    for (std::size_t i = 1; i < marks.size(); ++i)
+      t.timing.unit_ms.push_back(marks[i - 1].elapsed_time(marks[i]));
+    if (v.assembler) t.allocations = v.assembler->allocations() - allocations_before;
+    return t;
+  }
+#endif
+  const auto t0 = pass_clock::now();
+  lookup_pass(v, data);
+  for (std::size_t k = 0; k < v.plans.size(); ++k) {
+    const auto tb = pass_clock::now();
+    v.executor->forward(batch_for(v, k, scratch));
+    t.timing.unit_ms.push_back(seconds_since(tb) * 1e3);
+  }
+  t.timing.seconds = seconds_since(t0);
+  if (v.assembler) t.allocations = v.assembler->allocations() - allocations_before;
+  return t;
+}
+
+// The untimed check pass: outputs in sample order (repeats answered by the cache), peak memory.
+void run_check_pass(offline_variant& v, variant_result& r, const dataset& data, torch::Device device) {
+  const auto n = static_cast<int64_t>(data.samples.size());
+  v.outputs = torch::Tensor();  // (N, C), C from the model's first output: logits or an embedding
+  const peak_memory_scope memory(device);
+  batch scratch;
+  lookup_pass(v, data);
+  if (v.executor->runs_whole_passes()) {
+    const whole_pass p = v.executor->run_pass(/*keep_outputs=*/true);
+    v.outputs = torch::zeros({n, p.outputs.size(1)}, torch::kFloat);
+    v.outputs.index_copy_(0, torch::tensor(p.sample_index, torch::kLong), p.outputs);
+  } else {
+    for (std::size_t k = 0; k < v.plans.size(); ++k) {
+      const batch& b = batch_for(v, k, scratch);
+      auto logits = v.executor->forward(b).to(torch::kCPU);  // (B, C)
+      if (!v.outputs.defined()) v.outputs = torch::zeros({n, logits.size(1)}, torch::kFloat);
+      v.outputs.index_copy_(0, torch::tensor(b.sample_index, torch::kLong), logits);
+    }
+  }
+  synchronize(device);
+  r.peak_memory_bytes = memory.peak_bytes();
+  r.peak_memory_method = memory.method();
+  // Repeats take the logits of the row that answered them: the check then sees cached results.
+  v.outputs = v.outputs.index_select(0, torch::tensor(v.answered_by, torch::kLong));
+}
+
+std::string describe_variant(const variant_config& v, const variant_config& base, const std::string& batching,
+                             const std::string& base_batching) {
+  if (!v.description.empty()) return v.description;
+  if (&v == &base) return "the baseline";
+  std::vector<std::string> diffs;
+  if (const technique* t = technique_for(v)) {
+    diffs.push_back(t->describe(v));
+  } else if (precision_label(v) != precision_label(base)) {
+    diffs.push_back(fmt::format("precision {} instead of {}", precision_label(v), precision_label(base)));
+  }
+  if (v.attention != base.attention || v.backend != base.backend) {
+    const auto name = [](const variant_config& x) {
+      return x.attention == attention_kind::naive ? std::string("naive")
+                                                  : "sdpa(" + to_string(x.backend) + ")";
+    };
+    diffs.push_back(fmt::format("attention {} instead of {}", name(v), name(base)));
+  }
+  if (batching != base_batching)
+    diffs.push_back(fmt::format("batching {} instead of {}", batching, base_batching));
+  if (v.parallel) {
+    const parallel_config& p = *v.parallel;
+    const std::string threads = p.threads_per_worker > 0 ? fmt::format(" × {} thread{}", p.threads_per_worker,
+                                                                       p.threads_per_worker == 1 ? "" : "s")
+                                                         : "";
+    diffs.push_back(p.mode == parallel_mode::processes
+                        ? fmt::format("data parallel across the ranks of a multi-process run{}", threads)
+                        : fmt::format("data parallel over {} worker threads ({}){}", p.devices.size(),
+                                      fmt::join(p.devices, ", "), threads));
+  }
+  if (v.offload)
+    diffs.push_back(
+        fmt::format("encoder layers offloaded to host memory{} (prefetch {}{}{})",
+                    v.offload->target == "cpu" ? ", streamed into CPU buffers" : "", v.offload->prefetch,
+                    v.offload->pinned && v.offload->target != "cpu" ? ", pinned" : "",
+                    v.offload->host_in_compute_dtype ? ", host copies in the compute dtype" : ""));
+  if (v.pipeline) {
+    // "encoder split into 2 pipeline stages (cpu: layers 0-2, cpu: layers 3-5), micro-batches of 4"
+    std::vector<std::string> stages;
+    for (size_t k = 0; k < v.pipeline->stages.size(); ++k)
+      stages.push_back(k < v.pipeline->layers.size()
+                           ? fmt::format("{}: {} layer{}", v.pipeline->stages[k], v.pipeline->layers[k],
+                                         v.pipeline->layers[k] == 1 ? "" : "s")
+                           : v.pipeline->stages[k]);
+    diffs.push_back(fmt::format("encoder split into {} pipeline stages ({}{}), micro-batches of {}",
+                                v.pipeline->stages.size(), fmt::join(stages, ", "),
+                                v.pipeline->layers.empty() ? "; layers balanced by parameter count" : "",
+                                v.pipeline->micro_batch));
+  }
+  return diffs.empty() ? "same settings as the baseline" : fmt::format("{}", fmt::join(diffs, "; "));
+}
+
+// The SDPA backend LibTorch picks for this variant's first batch: the inputs' shapes and dtype
+// as the model would pass them, under the variant's backend flags.
+std::string sdpa_backend_in_use(const EncoderClassifier& model, const batch& b, const variant_config& vc,
+                                torch::Device device) {
+  const model_config& m = model->config();
+  const auto opts = torch::TensorOptions().device(device).dtype(compute_scalar_type(vc));
+  auto q = torch::empty({b.input_ids.size(0), m.heads, b.padded_length, m.hidden / m.heads},
+                        opts);  // (B, h, S, d)
+  const bool padded = b.real_tokens < b.input_ids.numel();
+  const auto mask =
+      make_attention_mask(padded ? b.padding_mask : torch::Tensor(), m.causal, attention_kind::sdpa);
+  const sdpa_backend_guard guard(vc.backend, device);
+  return sdpa_backend_choice(q, q, q, mask);
+}
+
+// The backends LibTorch picks across a variant's batches (padded and unpadded batches can differ:
+// flash takes no mask): "flash", or "flash (3 batches), math (5 batches)".
+std::string sdpa_backends_in_use(const EncoderClassifier& model, const dataset& data,
+                                 const std::vector<batch_plan>& plans, const variant_config& vc,
+                                 torch::Device device) {
+  std::map<std::string, int64_t> count;
+  std::map<std::tuple<std::size_t, int64_t, bool>, std::string> by_shape;  // (B, S, padded) → backend
+  input_assembler assemble(data, device, /*pool=*/false);
+  for (const auto& p : plans) {
+    int64_t real = 0;
+    for (auto row : p.rows) real += static_cast<int64_t>(data.samples[static_cast<std::size_t>(row)].size());
+    const auto key = std::make_tuple(p.rows.size(), p.padded_length, real < p.padded_tokens());
+    auto it = by_shape.find(key);
+    if (it == by_shape.end())
+      it = by_shape.emplace(key, sdpa_backend_in_use(model, assemble.assemble(p), vc, device)).first;
+    ++count[it->second];
+  }
+  if (count.size() == 1) return count.begin()->first;
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : count) parts.push_back(fmt::format("{} ({} batches)", name, n));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// Why a TorchScript model cannot run the variant, or "": its techniques need the model's layers.
+std::string torchscript_skip_reason(const variant_config& vc) {
+  if (vc.offload) return "offload " + torchscript_unsupported("offload");
+  if (vc.parallel) return "parallel " + torchscript_unsupported("parallel");
+  if (vc.pipeline) return "pipeline " + torchscript_unsupported("pipeline");
+  if (vc.checkpointing.policy != checkpoint_policy::none)
+    return "checkpointing " + torchscript_unsupported("checkpointing");
+  for (const auto& [key, block] : vc.techniques)
+    if (auto why = torchscript_unsupported(key, block); !why.empty()) return fmt::format("{} {}", key, why);
+  return "";
+}
+
+// Which rows a pass computes: all, or with a cache only the first occurrence of each sequence
+// (v.answered_by then maps each sample to the row that answers it, and r gets the hit rate).
+std::vector<int64_t> computed_rows(offline_variant& v, const dataset& data, bool cache, variant_result& r) {
+  std::vector<int64_t> rows;
+  v.answered_by.resize(data.samples.size());
+  result_cache first_seen;
+  for (std::size_t s = 0; s < data.samples.size(); ++s) {
+    const auto row = static_cast<int64_t>(s);
+    const auto earlier = cache ? first_seen.find_or_insert(data.samples[s], row) : std::nullopt;
+    v.answered_by[s] = earlier.value_or(row);
+    if (!earlier) rows.push_back(row);
+  }
+  if (cache) {
+    v.cache = std::make_unique<result_cache>();
+    r.cache_hit_rate = static_cast<double>(first_seen.hits()) / static_cast<double>(first_seen.lookups());
+  }
+  return rows;
+}
+
+// The per-pass work of the variant's batches: tokens, padding and forward FLOPs.
+void count_work(const offline_variant& v, const dataset& data, const model_config& m, int64_t rows,
+                variant_result& r) {
+  r.batches = static_cast<int64_t>(v.plans.size());
+  double flops = 0;
+  for (const auto& p : v.plans) {
+    for (auto row : p.rows)
+      r.real_tokens += static_cast<int64_t>(data.samples[static_cast<std::size_t>(row)].size());
+    r.computed_tokens += p.padded_tokens();
+    flops += forward_flops(m, static_cast<int64_t>(p.rows.size()), p.padded_length);
+  }
+  r.flops_per_pass = flops;
+  r.padding_efficiency = static_cast<double>(r.real_tokens) / static_cast<double>(r.computed_tokens);
+  r.mean_batch_size = static_cast<double>(rows) / static_cast<double>(v.plans.size());
+}
+
+}  // namespace
+
+offline_scenario::offline_scenario(const config& cfg, const dataset& data, offline_setup setup)
+    : cfg_(cfg),
+      data_(data),
+      setup_(std::move(setup)),
+      base_cfg_(*find_variant(cfg, cfg.baseline)),
+      base_batching_(make_batching(base_cfg_.batching, cfg.workload.max_length)->describe()),
+      variants_(cfg.variants.size()) {}
+
+offline_scenario::~offline_scenario() = default;
+
+bool offline_scenario::collective(std::size_t i) const {
+  const variant_config& vc = cfg_.variants[i];
+  return vc.parallel && vc.parallel->mode == parallel_mode::processes;
+}
+
+std::optional<skip_verdict> offline_scenario::skip_reason(std::size_t i, variant_result& r) {
+  const variant_config& vc = cfg_.variants[i];
+  if (setup_.scripted) {
+    r.attention = "torchscript";  // the module's own attention; the variant's setting does not apply
+    r.sdpa_backend = "";
+    if (auto why = torchscript_skip_reason(vc); !why.empty())
+      return skip_verdict{
+          why, vc.description.empty() ? "a technique TorchScript models cannot run" : vc.description};
+  }
+  // What this machine or process can run does not constrain a pending variant: the loop skips it.
+  if (vc.pending) return std::nullopt;
+  distributed_world* world = setup_.world;
+  if (world && world->rank() != 0 && !collective(i))
+    return skip_verdict{"runs on rank 0", ""};  // rank 0 runs it alone; this rank's result is not reported
+  if (collective(i) && !world)
+    return skip_verdict{
+        "runs across processes: start it with `attnbench launch --nproc N` (or torchrun, srun); "
+        "this is a single process",
+        describe_variant(vc, base_cfg_, "", "")};
+  if (auto why = executor_skip_reason(vc, setup_.device))
+    return skip_verdict{*why, describe_variant(vc, base_cfg_, "", "")};
+  return std::nullopt;
+}
+
+void offline_scenario::prepare(std::size_t i, variant_result& r) {
+  const variant_config& vc = cfg_.variants[i];
+  offline_variant& v = variants_[i];
+  if (vc.checkpointing.policy != checkpoint_policy::none)
+    r.notes.push_back("no effect in inference: no activations are kept");
+  const auto batching = make_batching(vc.batching, cfg_.workload.max_length);
+  r.batching = batching->describe() + (vc.batching.pool ? " pool" : "") + (vc.batching.cache ? " cache" : "");
+  r.description = describe_variant(vc, base_cfg_, r.batching, base_batching_);
+  const std::vector<int64_t> rows = computed_rows(v, data_, vc.batching.cache, r);
+  const torch::Device device = setup_.device;
+  if (collective(i)) {
+    try {
+      auto ranks =
+          std::make_unique<distributed_executor>(*setup_.world, setup_.model, device, vc, cfg_.model.causal,
+                                                 data_, rows, *batching, cfg_.measure.assemble_inputs);
+      v.plans = ranks->plans();
+      v.executor = std::move(ranks);
+    } catch (const distributed_error&) {
+      throw;
+    } catch (const std::exception& e) {
+      // The other ranks would wait for this one at the check pass: a rank that cannot set up its
+      // shard ends the run.
+      throw distributed_error(fmt::format("rank {}: could not set up its shard of {}: {}",
+                                          setup_.world->rank(), vc.name, error_text(e)));
+    }
+  } else if (vc.parallel) {
+    // Workers own their shards' batches and inputs; v.plans lists them all, for the accounting.
+    auto parallel = std::make_unique<data_parallel_executor>(setup_.model, vc, cfg_.model.causal, data_, rows,
+                                                             *batching, cfg_.measure.assemble_inputs);
+    v.plans = parallel->plans();
+    v.executor = std::move(parallel);
+  } else {
+    v.plans = batching->plan(data_, rows);
+    if (cfg_.measure.assemble_inputs) {
+      v.assembler = std::make_unique<input_assembler>(data_, device, vc.batching.pool);
+    } else {
+      // Built once before timing, each batch in its own tensors (pooled buffers would be shared).
+      input_assembler once(data_, device, /*pool=*/false);
+      for (const auto& p : v.plans) v.prebuilt.push_back(once.assemble(p));
+    }
+    v.executor = setup_.scripted ? std::make_unique<torchscript_executor>(setup_.scripted, device, vc)
+                                 : make_executor(setup_.model, device, vc, cfg_.model.causal);
+  }
+  count_work(v, data_, cfg_.model, static_cast<int64_t>(rows.size()), r);
+}
+
+void offline_scenario::check_pass(std::size_t i, variant_result& r) {
+  const variant_config& vc = cfg_.variants[i];
+  offline_variant& v = variants_[i];
+  v.executor->begin_phase(pass_phase::check);
+  run_check_pass(v, r, data_, setup_.device);
+  if (collective(i)) {
+    // Each rank measured its own process; the variant's figure would be one rank's share.
+    const auto peaks = setup_.world->all_gather({static_cast<double>(r.peak_memory_bytes)});
+    for (const auto& p : peaks) v.rank_peak_bytes.push_back(static_cast<int64_t>(p[0]));
+    r.peak_memory_bytes = -1;
+    r.peak_memory_method =
+        "n/a: the ranks are separate processes (each rank's own peak is in the parallel table)";
+  } else if (auto gap = memory_not_covered(vc, setup_.device)) {
+    r.peak_memory_bytes = -1;
+    r.peak_memory_method = "n/a: " + *gap;
+  }
+  if (setup_.model && vc.attention == attention_kind::sdpa)
+    r.sdpa_backend_used = sdpa_backends_in_use(setup_.model, data_, v.plans, vc, setup_.device);
+}
+
+pass_timing offline_scenario::pass(std::size_t i, pass_phase phase) {
+  offline_variant& v = variants_[i];
+  v.executor->begin_phase(phase);
+  pass_record p = time_pass(v, data_, setup_.device);
+  if (phase == pass_phase::timed) {
+    ++v.timed_passes;
+    v.timed_allocations += p.allocations;
+  }
+  return std::move(p.timing);
+}
+
+bool offline_scenario::end_of_passes() {
+  for (auto& v : variants_)
+    if (v.executor) v.executor->begin_phase(pass_phase::other);
+  distributed_world* world = setup_.world;
+  if (!world) return true;
+  world->meet("end-of-passes");  // ranks other than 0 stay until rank 0 has everything it needs from them
+  return world->rank() == 0;     // the others have no baseline to compare with
+}
+
+check_result offline_scenario::check(std::size_t i, std::size_t base, double tolerance, variant_result& r) {
+  offline_variant& v = variants_[i];
+  if (setup_.perturb_variant && *setup_.perturb_variant == r.name) {
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/7);
+    const double scale = v.outputs.abs().max().item<double>() * perturb_scale;
+    v.outputs = v.outputs + at::randn(v.outputs.sizes(), gen, v.outputs.options()) * scale;
+  }
+  const torch::Tensor& expected = variants_[base].outputs;
+  return compare_outputs(v.outputs, expected, tolerance, output_kind_of(cfg_.model, expected.size(-1)));
+}
+
+void offline_scenario::finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) {
+  offline_variant& v = variants_[i];
+  if (cfg_.measure.assemble_inputs && v.timed_passes > 0)
+    r.allocations_per_batch = static_cast<double>(v.timed_allocations) /
+                              static_cast<double>(v.timed_passes * static_cast<int64_t>(v.plans.size()));
+  v.executor->annotate(r);
+  for (std::size_t k = 0; k < v.rank_peak_bytes.size() && k < r.parallel.workers.size(); ++k)
+    r.parallel.workers[k].peak_memory_bytes = v.rank_peak_bytes[k];
+  outputs_[r.name] = v.outputs;
+  if (cfg_.scenario == "server" && base) serve(i, *base, r);
+}
+
+// The server scenario's rate sweep over a variant that ran every pass; a sweep that fails or
+// serves wrong outputs fails the variant.
+void offline_scenario::serve(std::size_t i, std::size_t base, variant_result& r) {
+  server_sweep sweep;
+  try {
+    sweep = run_server_sweep(cfg_, data_, cfg_.variants[i], *variants_[i].executor, setup_.device,
+                             variants_[base].outputs, [&](const std::string& what, int64_t k, int64_t n) {
+                               if (setup_.progress) setup_.progress("server", what, k, n);
+                             });
+  } catch (const std::exception& e) {
+    sweep.check.status = status_kind::fail;
+    sweep.check.message = "failed: " + error_text(e);
+  }
+  r.server = sweep.points;
+  r.max_sustainable_rate = sweep.max_sustainable_rate;
+  if (sweep.check.status == status_kind::fail && r.status != status_kind::fail) {
+    r.status = status_kind::fail;
+    r.check = sweep.check;
+    r.reason = "server scenario: " + sweep.check.message;
+  }
+}
+
+}  // namespace attnbench

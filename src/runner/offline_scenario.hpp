@@ -1,0 +1,69 @@
+// The offline scenario (MLPerf's "Offline"): a pass runs the whole dataset through the variant's
+// executor, batch by batch (or as one whole pass for the techniques that split it among workers
+// or ranks), and the check compares each sample's outputs with the baseline's. The server
+// scenario runs the same passes and then a rate sweep on each variant that passed
+// (runner/server_scenario.hpp). In a multi-process run every rank runs the collective variants
+// together, rank 0 runs the others alone, and only rank 0 reports.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "config/config.hpp"
+#include "model/encoder.hpp"
+#include "runner/measurement_loop.hpp"
+#include "workload/dataset.hpp"
+
+namespace attnbench {
+
+class distributed_world;
+class torchscript_model;
+struct offline_variant;  // a variant's executor, batches and check-pass outputs
+
+// Where the offline scenario runs and what it may consult besides the config.
+struct offline_setup {
+  torch::Device device{torch::kCPU};
+  EncoderClassifier model{nullptr};             // the built-in model, or null …
+  std::shared_ptr<torchscript_model> scripted;  // … when a TorchScript module is benchmarked
+  distributed_world* world = nullptr;           // the ranks of a multi-process run, or null
+  // Test-only: adds noise to this variant's outputs before the check (proves a FAIL is caught).
+  std::optional<std::string> perturb_variant;
+  loop_progress progress;  // the server sweep reports its points through it
+};
+
+class offline_scenario : public scenario_base {
+ public:
+  // cfg and data are borrowed and must outlive the scenario.
+  offline_scenario(const config& cfg, const dataset& data, offline_setup setup);
+  ~offline_scenario() override;
+
+  std::optional<skip_verdict> skip_reason(std::size_t i, variant_result& r) override;
+  void prepare(std::size_t i, variant_result& r) override;
+  void check_pass(std::size_t i, variant_result& r) override;
+  pass_timing pass(std::size_t i, pass_phase phase) override;
+  bool end_of_passes() override;
+  check_result check(std::size_t i, std::size_t base, double tolerance, variant_result& r) override;
+  void finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) override;
+
+  // Variant name → (N, C) float logits in sample order, for each variant that ran every pass.
+  std::map<std::string, torch::Tensor> take_outputs() { return std::move(outputs_); }
+
+ private:
+  bool collective(std::size_t i) const;
+  void serve(std::size_t i, std::size_t base, variant_result& r);
+
+  const config& cfg_;
+  const dataset& data_;
+  offline_setup setup_;
+  const variant_config& base_cfg_;
+  std::string base_batching_;  // how the baseline batches, for the other variants' descriptions
+  std::vector<offline_variant> variants_;
+  std::map<std::string, torch::Tensor> outputs_;
+};
+
+}  // namespace attnbench
