@@ -1,9 +1,8 @@
-// The measurement loop every scenario shares (inference, training, the parallel paths): warm-up
+// The rounds of the measurement loop every scenario shares (runner/measurement_loop.hpp): warm-up
 // passes, then timed rounds interleaved across variants (A B C, C B A, A B C …, so a drift in the
 // machine's speed hits every variant alike, whatever its place in a round) until the repetition
-// policy stops
-// (stats/round_controller.hpp), then each variant's repetition record. A scenario says what one
-// pass of a variant is; this loop decides how often to run it.
+// policy stops (stats/round_controller.hpp), then each variant's repetition record. A scenario
+// says what one pass of a variant is; this loop decides how often to run it.
 #pragma once
 
 #include <cstdint>
