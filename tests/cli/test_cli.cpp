@@ -10,6 +10,7 @@
 
 #include "cli/cli_support.hpp"
 #include "reference_model.hpp"
+#include "report/result.hpp"
 
 namespace fs = std::filesystem;
 using namespace attnbench;
@@ -57,7 +58,7 @@ TEST_CASE("run writes the table and every report, and refuses to overwrite them"
   CHECK_THAT(r.output, Catch::Contains("sdpa-longest"));
 
   const auto results = nlohmann::json::parse(read_file(out / "results.json"));
-  CHECK(results["schema_version"] == 2);
+  CHECK(results["schema_version"] == results_schema_version);
   REQUIRE(results["variants"].size() == 2);
   CHECK(results["variants"][0]["status"] == "PASS");
   CHECK(results["variants"][1]["status"] == "PASS");
@@ -126,7 +127,7 @@ TEST_CASE("validate exits 2 with the JSON path of each problem and writes nothin
   const auto path = write_config(tmp.path, cfg);
   auto r = run_cli("validate " + path.string());
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.output, Catch::Contains("variants[1].precision: expected one of fp32, amp-bf16, amp-fp16; got \"fp61\""));
+  CHECK_THAT(r.output, Catch::Contains("variants[1].precision: expected one of fp32, amp-bf16, amp-fp16, bf16, fp16; got \"fp61\""));
   CHECK_THAT(r.output, Catch::Contains("variants[1].bogus_kye"));
   auto run = run_cli("run " + path.string());
   CHECK(run.exit_code == 2);

@@ -137,14 +137,14 @@ TEST_CASE("compare: bad input exits 2 naming the file", "[cli]") {
              Catch::Contains("error: " + corrupt.string() + ": invalid JSON: parse error at line 1"));
 
   auto future = run_result_to_json(r);
-  future["schema_version"] = 3;
+  future["schema_version"] = 4;
   const fs::path newer = tmp.path / "newer.json";
   std::ofstream(newer) << future.dump();
   out = run_cli("compare " + newer.string() + " " + good);
   CHECK(out.exit_code == 2);
   CHECK_THAT(out.output, Catch::Contains("error: " + newer.string() +
-                                         ": schema_version: results schema version 3 is "
-                                         "not supported (expected 1 to 2)"));
+                                         ": schema_version: results schema version 4 is "
+                                         "not supported (expected 1 to 3)"));
 
   auto incomplete = run_result_to_json(r);
   incomplete["variants"][1]["throughput"].erase("samples");

@@ -440,7 +440,7 @@ TEST_CASE("enumerations list the allowed values", "[config]") {
   SECTION("precision") {
     doc["variants"][0]["precision"] = "fp61";
     CHECK(only_problem(doc, "variants[0].precision") ==
-          "expected one of fp32, amp-bf16, amp-fp16; got \"fp61\"");
+          "expected one of fp32, amp-bf16, amp-fp16, bf16, fp16; got \"fp61\"");
   }
   SECTION("attention") {
     doc["variants"][0]["attention"] = "flash";
@@ -863,7 +863,7 @@ TEST_CASE("every problem is reported at once", "[config]") {
     CHECK_THAT(message_at(ps, "device"), Contains("0 CUDA devices"));
     // what() lists them one per line as "path: message".
     CHECK_THAT(std::string(e.what()),
-               Contains("variants[0].precision: expected one of fp32, amp-bf16, amp-fp16; "
+               Contains("variants[0].precision: expected one of fp32, amp-bf16, amp-fp16, bf16, fp16; "
                         "got \"fp61\"\n"));
   }
 }

@@ -182,10 +182,10 @@ TEST_CASE("load_run_result names the file in every error", "[report]") {
                     Catch::StartsWith(corrupt + ": invalid JSON: parse error at line 2") &&
                         !Catch::Contains("json.exception"));
   ojson j = run_result_to_json(testing::sample_result());
-  j["schema_version"] = 3;
+  j["schema_version"] = 4;
   const std::string future = write("future.json", j.dump());
   CHECK_THROWS_WITH(load_run_result(future),
-                    future + ": schema_version: results schema version 3 is not supported (expected 1 to 2)");
+                    future + ": schema_version: results schema version 4 is not supported (expected 1 to 3)");
   j["schema_version"] = 2;
   j["variants"][0].erase("name");
   const std::string missing = write("missing-field.json", j.dump());
