@@ -4,7 +4,10 @@
 // shared model untouched), and its metrics in the record.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+
+#include <torch/cuda.h>
 
 #include "config/config_parser.hpp"
 #include "runner/executor_base.hpp"
@@ -56,14 +59,17 @@ TEST_CASE("cast precision: registered, and its variants run through the registry
   CHECK(tolerance_for(cfg, bf16) > tolerance_for(cfg, *find_variant(cfg, "amp")));  // LayerNorm, softmax in bf16 too
 }
 
-TEST_CASE("cast precision: the executor casts a copy once and leaves the shared model fp32",
-          "[techniques][precision]") {
+namespace {
+
+// The executor's outputs against the fp32 model on `device`, and its metrics.
+void check_cast_executor(torch::Device device, const std::string& precision) {
   const config cfg = parse_config_text(cast_run, "", testing::cpu_only());
   torch::InferenceMode guard;
   EncoderClassifier model(cfg.model);
   model->init_weights(cfg.model.seed);
   model->eval();
-  auto exec = make_executor(model, torch::kCPU, *find_variant(cfg, "bf16"), false);
+  model->to(device);
+  auto exec = make_executor(model, device, *find_variant(cfg, precision), false);
   for (const auto& p : model->parameters()) CHECK(p.scalar_type() == torch::kFloat);
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
@@ -74,12 +80,15 @@ TEST_CASE("cast precision: the executor casts a copy once and leaves the shared 
   b.real_tokens = b.padding_mask.sum().item<int64_t>();
   b.padded_length = 20;
   b.sample_index = {0, 1, 2};
+  b.input_ids = b.input_ids.to(device);
+  b.padding_mask = b.padding_mask.to(device);
   const auto reference = model->forward(b.input_ids, b.padding_mask);
   const auto out = exec->forward(b);
   CHECK(out.scalar_type() == torch::kFloat);
   const double rel_l2 = ((out - reference).norm() / reference.norm()).item<double>();
-  CHECK(rel_l2 > 0);  // it did run in bf16
-  CHECK(rel_l2 < tolerance_for(cfg, *find_variant(cfg, "bf16")));
+  INFO(precision << " on " << device.str() << ": relative L2 " << rel_l2);
+  CHECK(rel_l2 > 0);  // it did run in 16 bits
+  CHECK(rel_l2 < tolerance_for(cfg, *find_variant(cfg, precision)));
 
   variant_result r;
   exec->annotate(r);
@@ -88,6 +97,20 @@ TEST_CASE("cast precision: the executor casts a copy once and leaves the shared 
   CHECK(bytes.unit == "bytes");
   CHECK(bytes.direction == metric_direction::lower_is_better);
   CHECK(metric_named(r, "cast_ms").value > 0);
+}
+
+}  // namespace
+
+TEST_CASE("cast precision: the executor casts a copy once and leaves the shared model fp32",
+          "[techniques][precision]") {
+  check_cast_executor(torch::kCPU, "bf16");
+  check_cast_executor(torch::kCPU, "fp16");
+}
+
+TEST_CASE("cast precision on CUDA: bf16 and fp16 within tolerance of fp32", "[gpu][precision]") {
+  if (!torch::cuda::is_available()) return testing::skip_test(testing::no_gpu);
+  check_cast_executor(torch::Device(torch::kCUDA, 0), "bf16");
+  check_cast_executor(torch::Device(torch::kCUDA, 0), "fp16");
 }
 
 TEST_CASE("cast precision: a run checks bf16 and fp16 against fp32 and reports their metrics",
