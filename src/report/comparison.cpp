@@ -1,6 +1,7 @@
 #include "report/comparison.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -131,6 +132,13 @@ std::vector<std::string> environment_warnings(const run_result& b, const run_res
   differs(w, "scenario", b.scenario, n.scenario);
   differs(w, "environment.config_hash", b.environment.config_hash, n.environment.config_hash);
   differs(w, "environment.device_name", b.environment.device_name, n.environment.device_name);
+  // One cloud label, two CPUs: "AMD EPYC" names a Zen 3 and a Zen 4 alike. Files from before
+  // these fields have them empty: nothing to compare.
+  if (!b.environment.cpu_id.empty() && !n.environment.cpu_id.empty()) {
+    differs(w, "environment.cpu_id", b.environment.cpu_id, n.environment.cpu_id);
+    differs(w, "environment.cpu_features", fmt::format("{}", fmt::join(b.environment.cpu_features, " ")),
+            fmt::format("{}", fmt::join(n.environment.cpu_features, " ")));
+  }
   differs(w, "environment.threads", b.environment.threads, n.environment.threads);
   differs(w, "environment.torch_version", b.environment.torch_version, n.environment.torch_version);
   return w;

@@ -226,6 +226,10 @@ struct environment_info {
   std::string device;             // resolved, e.g. "cpu", "cuda:0"
   std::string device_name;        // CPU model or GPU name
   std::string cpu_model;
+  // common/cpu_info.hpp: vendor, family, model, stepping ("" in files written before it), and
+  // the vector and matrix features that decide what reduced precision costs on this CPU
+  std::string cpu_id;
+  std::vector<std::string> cpu_features;
   int64_t threads = 0;
   std::string hostname;
   std::string date;               // ISO 8601 UTC, start of the run

@@ -227,6 +227,8 @@ ojson to_json(const environment_info& e) {
           {"device", e.device},
           {"device_name", e.device_name},
           {"cpu_model", e.cpu_model},
+          {"cpu_id", e.cpu_id},
+          {"cpu_features", e.cpu_features},
           {"threads", e.threads},
           {"hostname", e.hostname},
           {"date", e.date},
@@ -565,6 +567,15 @@ environment_info environment_from(const reader& r) {
   e.device = r.string("device");
   e.device_name = r.string("device_name");
   e.cpu_model = r.string("cpu_model");
+  if (r.has("cpu_id")) e.cpu_id = r.string("cpu_id");  // version 3 on
+  if (r.has("cpu_features")) {
+    const ojson& features = r.array("cpu_features");
+    for (size_t i = 0; i < features.size(); ++i) {
+      if (!features[i].is_string())
+        throw input_error(fmt::format("{}[{}]", r.path_of("cpu_features"), i), "expected a string");
+      e.cpu_features.push_back(features[i].get<std::string>());
+    }
+  }
   e.threads = r.integer("threads");
   e.hostname = r.string("hostname");
   e.date = r.string("date");

@@ -5,6 +5,7 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "common/cpu_info.hpp"
 #include "parallel/distributed_world.hpp"
 #include "runner/pass_statistics.hpp"
 #include "runner/timed_rounds.hpp"
@@ -61,9 +62,17 @@ std::optional<skip_verdict> label_or_skip(const config& cfg, scenario_base& scen
   return std::nullopt;
 }
 
+// What the CPU a variant computes on changes about its precision, said beside it in every
+// report (never assumed: read from the environment's detected features).
+void note_hardware(const environment_info& env, const variant_config& vc, variant_result& r) {
+  if (env.device != "cpu") return;
+  const cpu_info cpu{env.cpu_model, env.cpu_id, env.cpu_features};
+  if (auto note = slow_dtype_note(cpu, compute_dtype_name(vc))) r.notes.push_back(*note);
+}
+
 // Skips or prepares every variant, then runs its untimed check pass.
-void set_up(const config& cfg, scenario_base& scenario, std::vector<loop_variant>& variants,
-            const loop_progress& progress) {
+void set_up(const config& cfg, const environment_info& env, scenario_base& scenario,
+            std::vector<loop_variant>& variants, const loop_progress& progress) {
   int64_t checked = 0;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     variant_result& r = variants[i].result;
@@ -75,6 +84,7 @@ void set_up(const config& cfg, scenario_base& scenario, std::vector<loop_variant
       continue;
     }
     if (!guarded(r, "could not set up: ", [&] { scenario.prepare(i, r); })) continue;
+    note_hardware(env, cfg.variants[i], r);
     progress("check", r.name, checked++, static_cast<int64_t>(variants.size()));
     variants[i].ran = guarded(r, "could not run: ", [&] { scenario.check_pass(i, r); });
   }
@@ -169,7 +179,7 @@ std::string error_text(const std::exception& e) {
 bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
                       const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree) {
   std::vector<loop_variant> variants(cfg.variants.size());
-  set_up(cfg, scenario, variants, progress);
+  set_up(cfg, res.environment, scenario, variants, progress);
   const rounds_outcome rounds = time_variants(cfg, scenario, variants, progress, agree);
   if (!scenario.end_of_passes()) return false;
   check_and_report(cfg, scenario, variants, res);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/build_info.hpp"
+#include "common/cpu_info.hpp"
 #include "common/hash.hpp"
 #include "core/device.hpp"
 #include "model/encoder.hpp"
@@ -73,6 +74,9 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
   env.device = device.str();
   env.device_name = device_name(device);
   env.cpu_model = cpu_model_name();
+  const cpu_info cpu = this_cpu();
+  env.cpu_id = cpu.id;
+  env.cpu_features = cpu.features;
   env.threads = at::get_num_threads();
   env.hostname = host_name();
   env.date = utc_now_iso();

@@ -46,6 +46,8 @@ inline run_result sample_result() {
   e.device = "cpu";
   e.device_name = "AMD EPYC 7B13";
   e.cpu_model = "AMD EPYC 7B13";
+  e.cpu_id = "AuthenticAMD family 25 model 1 stepping 1";  // a Zen 3
+  e.cpu_features = {"avx2", "fma", "f16c"};
   e.threads = 16;
   e.hostname = "bench-01";
   e.date = "2025-06-01T12:00:00Z";

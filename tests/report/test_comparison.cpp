@@ -177,6 +177,23 @@ TEST_CASE("compare: different model, workload, config or machine is a warning", 
   CHECK(w[5] == "environment.torch_version differs: BASE \"2.11.0\", NEW \"2.12.0\"");
 }
 
+TEST_CASE("compare: two CPUs behind one model name are told apart", "[report][cpu]") {
+  const run_result zen3 = sample_result();
+  run_result zen4 = zen3;
+  zen4.environment.cpu_id = "AuthenticAMD family 25 model 17 stepping 1";
+  zen4.environment.cpu_features = {"avx2", "fma", "f16c", "avx512f", "avx512_bf16"};
+  const std::vector<std::string> w = compare_runs(zen3, zen4, {}).warnings;
+  REQUIRE(w.size() == 2);  // device_name says "AMD EPYC 7B13" on both
+  CHECK(w[0] == "environment.cpu_id differs: BASE \"AuthenticAMD family 25 model 1 stepping 1\", NEW "
+                "\"AuthenticAMD family 25 model 17 stepping 1\"");
+  CHECK(w[1] == "environment.cpu_features differs: BASE \"avx2 fma f16c\", NEW \"avx2 fma f16c avx512f avx512_bf16\"");
+  // A file written before these fields (empty): nothing to compare, no warning.
+  run_result old = zen3;
+  old.environment.cpu_id.clear();
+  old.environment.cpu_features.clear();
+  CHECK(compare_runs(old, zen4, {}).warnings.empty());
+}
+
 TEST_CASE("compare: names of verdicts and pairings", "[report]") {
   CHECK(to_string(verdict::same) == "SAME");
   CHECK(to_string(verdict::faster) == "FASTER");

@@ -204,3 +204,27 @@ TEST_CASE("measurement loop: a process that does not report appends nothing", "[
   CHECK(res.repetitions == 0);
   CHECK(scenario.log.size() == 3);  // the check passes ran; no check, no finalize
 }
+
+TEST_CASE("measurement loop: a precision the CPU has no native support for is noted beside its variant",
+          "[runner][cpu]") {
+  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  fake_scenario scenario(cfg);
+  run_result res = empty_result();
+  res.environment.device = "cpu";
+  res.environment.cpu_id = "AuthenticAMD family 25 model 1 stepping 1";  // a Zen 3: AVX2, no AVX-512
+  res.environment.cpu_features = {"avx2", "fma", "f16c"};
+  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  const auto& half = named(res, "half").notes;  // amp-bf16
+  REQUIRE_FALSE(half.empty());
+  CHECK_THAT(half.front(), Catch::StartsWith("this CPU has no native bf16"));
+  for (const char* fp32 : {"flaky", "base"})
+    for (const auto& note : named(res, fp32).notes) CHECK_THAT(note, !Catch::Contains("native"));
+
+  // With native bf16 (a Zen 4), or on a CUDA device, nothing is said.
+  res = empty_result();
+  res.environment.device = "cpu";
+  res.environment.cpu_id = "AuthenticAMD family 25 model 17 stepping 1";
+  res.environment.cpu_features = {"avx2", "fma", "avx512f", "avx512_bf16"};
+  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  for (const auto& note : named(res, "half").notes) CHECK_THAT(note, !Catch::Contains("native"));
+}
