@@ -67,6 +67,11 @@ void setup_compare(CLI::App& app, compare_command_options& opts) {
   cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant verdict");
   cmd->add_flag("--strict", opts.strict,
                 "Exit 2 when the runs differ in model weights, workload, config, device or LibTorch");
+  cmd->add_option("--normalize", opts.normalize,
+                  "none: compare samples/s; ceiling: compare samples/s per GFLOP/s of each run's measured matmul "
+                  "ceiling for the variant's dtype, so a change of machine does not read as a regression")
+      ->check(CLI::IsMember({"none", "ceiling"}))
+      ->capture_default_str();
   cmd->add_flag("--force", opts.force,
                 "Overwrite compare.json, compare.md or the JUnit file of an earlier compare");
 }
@@ -77,6 +82,7 @@ int run_compare(const compare_command_options& opts) {
   if (!(opts.alpha > 0 && opts.alpha < 1))
     throw input_error("--alpha", fmt::format("must be between 0 and 1, exclusive; got {:g}", opts.alpha));
   options.alpha = opts.alpha;
+  options.normalize = opts.normalize == "ceiling" ? normalization::ceiling : normalization::none;
 
   const run_result base = load_run_result(opts.base_path);  // throws input_error naming the file
   const run_result candidate = load_run_result(opts.new_path);
@@ -91,6 +97,12 @@ int run_compare(const compare_command_options& opts) {
       problems.push_back(std::move(p));
   if (!problems.empty()) throw input_error(std::move(problems));
 
+  if (options.normalize == normalization::ceiling)
+    for (const auto& [side, run] : {std::pair<const char*, const run_result*>{"BASE", &base}, {"NEW", &candidate}})
+      if (run->environment.ceilings.empty())
+        throw input_error("--normalize", fmt::format("{} ({}) has no measured matmul ceilings (environment.ceilings "
+                                                     "is empty), so its throughput cannot be normalised",
+                                                     side, side == std::string("BASE") ? opts.base_path : opts.new_path));
   const comparison c = compare_runs(base, candidate, options, opts.base_path, opts.new_path);
   if (opts.strict && !c.warnings.empty()) {
     std::vector<problem> problems;

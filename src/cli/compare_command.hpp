@@ -19,6 +19,7 @@ struct compare_command_options {
   std::string junit;    // JUnit XML path; empty for none
   bool strict = false;  // different model/workload/config/machine → exit 2 instead of a warning
   bool force = false;   // overwrite earlier compare files
+  std::string normalize = "none";  // "none" | "ceiling" (report/comparison.hpp: normalization)
 };
 
 void setup_compare(CLI::App& app, compare_command_options& opts);

@@ -1,6 +1,7 @@
 #include "common/cpu_info.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -15,6 +16,13 @@ std::string trimmed(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
   const auto e = s.find_last_not_of(" \t\r");
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::string read_line(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return trimmed(line);
 }
 
 }  // namespace
@@ -52,11 +60,51 @@ cpu_info parse_cpuinfo(const std::string& text) {
   return cpu;
 }
 
+int64_t count_cpu_list(const std::string& list) {
+  int64_t count = 0;
+  std::istringstream in(trimmed(list));
+  for (std::string range; std::getline(in, range, ',');) {
+    long first = 0, last = 0;
+    char dash = 0;
+    std::istringstream r(range);
+    if (!(r >> first)) return 0;
+    if (r >> dash) {
+      if (dash != '-' || !(r >> last) || last < first) return 0;
+    } else {
+      last = first;
+    }
+    count += last - first + 1;
+  }
+  return count;
+}
+
+std::string describe_caches(const std::string& cache_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(cache_dir, ec)) return "";
+  std::vector<std::string> levels;
+  for (const auto& entry : fs::directory_iterator(cache_dir, ec)) {
+    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+    const std::string level = read_line(entry.path() / "level"), type = read_line(entry.path() / "type"),
+                      size = read_line(entry.path() / "size");
+    if (level.empty() || size.empty()) continue;
+    const std::string suffix = type == "Data" ? "d" : type == "Instruction" ? "i" : "";
+    levels.push_back("L" + level + suffix + " " + size);
+  }
+  std::sort(levels.begin(), levels.end());  // L1d, L1i, L2, L3: the index order is not guaranteed
+  std::string out;
+  for (const auto& l : levels) out += (out.empty() ? "" : ", ") + l;
+  return out;
+}
+
 cpu_info this_cpu() {
   std::ifstream in("/proc/cpuinfo");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_cpuinfo(text.str());
+  cpu_info cpu = parse_cpuinfo(text.str());
+  cpu.logical_cpus = count_cpu_list(read_line("/sys/devices/system/cpu/online"));
+  cpu.caches = describe_caches("/sys/devices/system/cpu/cpu0/cache");
+  return cpu;
 }
 
 std::optional<std::string> slow_dtype_note(const cpu_info& cpu, const std::string& dtype) {

@@ -4,6 +4,7 @@
 // machine instead of depending on the one they run on. Torch-free.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,13 +17,22 @@ struct cpu_info {
   // Of the features that matter to transformer inference, those present, in a fixed order:
   // avx2 fma f16c avx512f avx512_vnni avx512_bf16 avx512_fp16 amx_tile amx_bf16 amx_fp16.
   std::vector<std::string> features;
+  int64_t logical_cpus = 0;  // online, from sysfs (0: unknown)
+  std::string caches;        // each cache level once, from sysfs: "L1d 32K, L1i 32K, L2 512K, L3 32768K"
   bool has(const std::string& feature) const;
 };
 
 // The first processor's entry of /proc/cpuinfo text.
 cpu_info parse_cpuinfo(const std::string& text);
 
-// This machine's, from /proc/cpuinfo (empty fields elsewhere).
+// The number of CPUs in a sysfs CPU list such as "0-3,8-11" (8); 0 when it does not parse.
+int64_t count_cpu_list(const std::string& list);
+
+// The caches under a sysfs cpuN/cache directory, each level once: "L1d 32K, L1i 32K, L2 1024K,
+// L3 32768K"; "" when there is no such directory.
+std::string describe_caches(const std::string& cache_dir);
+
+// This machine's, from /proc/cpuinfo and sysfs (empty fields elsewhere).
 cpu_info this_cpu();
 
 // Why `dtype` ("bf16", "fp16", "fp32") computes slowly on this CPU, or nullopt: bf16 without

@@ -167,6 +167,11 @@ struct variant_config {
   std::string name;
   std::string description;     // one line: how it differs from the baseline (generated when empty)
   precision_kind precision = precision_kind::fp32;
+  // "precision": "amp": the runner picks the device's AMP dtype (techniques/amp_choice.hpp) and
+  // sets `precision` to it, or leaves fp32 where no reduced precision is faster, with the reason
+  // in `precision_choice`, which every report shows.
+  bool precision_auto = false;
+  std::string precision_choice;
   attention_kind attention = attention_kind::sdpa;
   sdpa_backend backend = sdpa_backend::auto_select;
   batching_config batching;

@@ -111,10 +111,21 @@ names names_of(const std::array<E, N>& values) {
 }
 constexpr std::array all_precisions{precision_kind::fp32, precision_kind::amp_bf16, precision_kind::amp_fp16};
 
+// "precision": "amp" asks the runner for the device's AMP dtype (techniques/amp_choice.hpp).
+// Not a tolerance key: the resolved precision's tolerance applies.
+constexpr const char* amp_auto_precision = "amp";
+
 // The core precisions, then those registered techniques add (config/technique_catalog.hpp).
-names precision_values() {
+names tolerance_keys() {
   names all = names_of(all_precisions);
   for (const auto* o : technique_options("precision")) all.push_back(o->value);
+  return all;
+}
+
+// What a variant's "precision" may be: the tolerance keys and "amp".
+names precision_values() {
+  names all = tolerance_keys();
+  all.insert(all.begin() + static_cast<std::ptrdiff_t>(all_precisions.size()), amp_auto_precision);
   return all;
 }
 constexpr std::array all_attentions{attention_kind::naive, attention_kind::sdpa};
@@ -763,7 +774,7 @@ class config_reader {
     object_reader c = root_.object("check");
     c.check_keys(check_block_keys);
     object_reader t = c.object("tolerances");
-    t.check_keys(precision_values());
+    t.check_keys(tolerance_keys());
     for (auto p : all_precisions) assign(cfg_.check.tolerance[p], t.number(to_string(p), 0, true));
     for (const auto* o : technique_options("precision"))
       if (auto tol = t.number(o->value, 0, true)) cfg_.check.technique_tolerance[o->value] = *tol;
@@ -872,6 +883,7 @@ class config_reader {
         return;
       }
     const auto name = v.choice("precision", precision_values());
+    vc.precision_auto = name && *name == amp_auto_precision;
     for (auto k : all_precisions)
       if (name && to_string(k) == *name) vc.precision = k;
   }

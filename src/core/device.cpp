@@ -62,4 +62,24 @@ std::string cuda_version() {
 #endif
 }
 
+std::string cuda_capability(torch::Device device) {
+#ifdef ATTNBENCH_WITH_CUDA
+  if (device.is_cuda()) {
+    const cudaDeviceProp* p = at::cuda::getDeviceProperties(device.index());
+    return std::to_string(p->major) + "." + std::to_string(p->minor);
+  }
+#endif
+  (void)device;
+  return "";
+}
+
+std::string cuda_driver_version() {
+#ifdef ATTNBENCH_WITH_CUDA
+  int v = 0;
+  if (cudaDriverGetVersion(&v) == cudaSuccess && v > 0)
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+#endif
+  return "";
+}
+
 }  // namespace attnbench

@@ -21,5 +21,8 @@ std::string device_name(torch::Device device);  // GPU name, or the CPU model
 std::string cpu_model_name();                   // from /proc/cpuinfo, "unknown" elsewhere
 std::string torch_version();
 std::string cuda_version();                     // "" when LibTorch has no CUDA
+// CUDA devices only ("" otherwise): compute capability "9.0" and the driver's CUDA version "13.0".
+std::string cuda_capability(torch::Device device);
+std::string cuda_driver_version();
 
 }  // namespace attnbench

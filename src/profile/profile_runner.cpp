@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/cpu_info.hpp"
 #include "common/error.hpp"
 #include "config/profile_config.hpp"
 #include "model/encoder.hpp"
@@ -18,6 +19,7 @@
 #include "report/file_output.hpp"
 #include "core/device.hpp"
 #include "runner/executor_base.hpp"
+#include "techniques/amp_choice.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/workload_checks.hpp"
 
@@ -166,9 +168,22 @@ profile_outcome profile_experiment(const config& cfg, const std::vector<std::str
   profile_outcome outcome;
   outcome.device = device.str();
   std::vector<region_breakdown> breakdowns;
+  // "precision": "amp" as `run` resolves it (techniques/amp_choice.hpp): from the device's
+  // features; no ceilings are measured here, so the reason cites none.
+  environment_info env;
+  env.device = device.str();
+  env.device_name = device_name(device);
+  const cpu_info cpu = this_cpu();
+  env.cpu_id = cpu.id;
+  env.cpu_features = cpu.features;
+  env.gpu_capability = cuda_capability(device);
+  config resolved = cfg;
+  resolve_amp(resolved, env);
   for (const auto& name : variants) {
     if (log) log(fmt::format("profiling {}", name));
-    profiled_variant pv = profile_variant(cfg, *find_variant(cfg, name), model, data, device, dir, force);
+    const variant_config& vc = *find_variant(resolved, name);
+    if (!vc.precision_choice.empty() && log) log(fmt::format("{}: {}", name, vc.precision_choice));
+    profiled_variant pv = profile_variant(resolved, vc, model, data, device, dir, force);
     breakdowns.push_back(pv.breakdown);
     outcome.variants.push_back(std::move(pv));
   }

@@ -27,13 +27,33 @@ std::vector<double> finite_samples(const summary& s) {
   return out;
 }
 
-compared_side side_of(const variant_result& v) {
+double ceiling_of(const run_result& r, const std::string& dtype) {
+  for (const auto& c : r.environment.ceilings)
+    if (c.dtype == dtype && std::isfinite(c.gflops) && c.gflops > 0) return c.gflops;
+  return not_a_number;
+}
+
+// The samples a verdict is drawn from: samples/s, or per GFLOP/s of the run's ceiling of the
+// variant's dtype (--normalize ceiling; none when the run measured no such ceiling).
+std::vector<double> compared_samples(const variant_result& v, const run_result& run, const compare_options& o) {
+  std::vector<double> samples = finite_samples(v.throughput);
+  if (o.normalize == normalization::none) return samples;
+  const std::string dtype = v.compute_dtype.empty() ? compute_dtype_of_label(v.precision) : v.compute_dtype;
+  const double c = ceiling_of(run, dtype);
+  if (!std::isfinite(c)) return {};
+  for (double& x : samples) x /= c;
+  return samples;
+}
+
+compared_side side_of(const variant_result& v, const run_result& run, const compare_options& o) {
   compared_side s;
   s.present = true;
   s.status = v.status;
   s.check_status = v.check.status;
   s.rel_l2 = v.check.rel_l2;
-  const std::vector<double> samples = finite_samples(v.throughput);
+  s.compute_dtype = v.compute_dtype.empty() ? compute_dtype_of_label(v.precision) : v.compute_dtype;
+  if (o.normalize == normalization::ceiling) s.ceiling_gflops = ceiling_of(run, s.compute_dtype);
+  const std::vector<double> samples = compared_samples(v, run, o);
   s.n = static_cast<int64_t>(samples.size());
   const geomean_interval g = geomean_ci(samples);
   s.geomean = g.centre;
@@ -51,10 +71,18 @@ const variant_result* find(const run_result& r, const std::string& name) {
 
 std::string percent(double fraction) { return fmt::format("{:g}%", fraction * 100); }
 
-void judge_throughput(variant_comparison& c, const variant_result& base, const variant_result& candidate,
-                      const compare_options& o) {
+void judge_throughput(variant_comparison& c, const variant_result& base, const run_result& base_run,
+                      const variant_result& candidate, const run_result& candidate_run, const compare_options& o) {
   c.has_verdict = true;
-  const std::vector<double> b = finite_samples(base.throughput), n = finite_samples(candidate.throughput);
+  const std::vector<double> b = compared_samples(base, base_run, o), n = compared_samples(candidate, candidate_run, o);
+  if (o.normalize == normalization::ceiling && (!std::isfinite(c.base.ceiling_gflops) || !std::isfinite(c.candidate.ceiling_gflops))) {
+    c.outcome = verdict::noisy;
+    const bool in_base = !std::isfinite(c.base.ceiling_gflops), in_new = !std::isfinite(c.candidate.ceiling_gflops);
+    c.note = fmt::format("cannot normalise: {} measured no {} matmul ceiling",
+                         in_base && in_new ? "BASE and NEW" : in_base ? "BASE" : "NEW",
+                         in_base ? c.base.compute_dtype : c.candidate.compute_dtype);
+    return;
+  }
   // The change and its interval are of the geometric means, the statistic each side reports.
   const speedup_summary ratio = geomean_ratio_unpaired(n, b);
   c.change = ratio.geomean - 1;
@@ -139,6 +167,13 @@ std::vector<std::string> environment_warnings(const run_result& b, const run_res
     differs(w, "environment.cpu_features", fmt::format("{}", fmt::join(b.environment.cpu_features, " ")),
             fmt::format("{}", fmt::join(n.environment.cpu_features, " ")));
   }
+  // Added later than cpu_id: compared only when both files have them.
+  if (b.environment.cpu_count > 0 && n.environment.cpu_count > 0)
+    differs(w, "environment.cpu_count", b.environment.cpu_count, n.environment.cpu_count);
+  if (!b.environment.cpu_caches.empty() && !n.environment.cpu_caches.empty())
+    differs(w, "environment.cpu_caches", b.environment.cpu_caches, n.environment.cpu_caches);
+  differs(w, "environment.gpu_capability", b.environment.gpu_capability, n.environment.gpu_capability);
+  differs(w, "environment.gpu_driver", b.environment.gpu_driver, n.environment.gpu_driver);
   differs(w, "environment.threads", b.environment.threads, n.environment.threads);
   differs(w, "environment.torch_version", b.environment.torch_version, n.environment.torch_version);
   return w;
@@ -163,6 +198,8 @@ std::string to_string(verdict v) {
   }
   return "UNKNOWN";  // unreachable for valid enum values; keeps -Wreturn-type quiet
 }
+
+std::string to_string(normalization n) { return n == normalization::ceiling ? "ceiling" : "none"; }
 
 std::string to_string(pairing p) {
   switch (p) {
@@ -215,14 +252,14 @@ comparison compare_runs(const run_result& base, const run_result& candidate, con
   for (const auto& nv : candidate.variants) {
     variant_comparison c;
     c.name = nv.name;
-    c.candidate = side_of(nv);
+    c.candidate = side_of(nv, candidate, options);
     const variant_result* bv = find(base, nv.name);
     if (bv == nullptr) {
       c.kind = pairing::added;
       c.newly_failing = fails(nv);
       c.note = "only in NEW";
     } else {
-      c.base = side_of(*bv);
+      c.base = side_of(*bv, base, options);
       c.newly_failing = fails(nv) && !fails(*bv);
       c.fixed = fails(*bv) && !fails(nv) && nv.status != status_kind::skipped;
       if (bv->status == status_kind::skipped || nv.status == status_kind::skipped) {
@@ -236,7 +273,7 @@ comparison compare_runs(const run_result& base, const run_result& candidate, con
                              reason.empty() ? "" : ": " + reason);
       } else {
         c.kind = pairing::compared;
-        judge_throughput(c, *bv, nv, options);
+        judge_throughput(c, *bv, base, nv, candidate, options);
       }
     }
     out.variants.push_back(std::move(c));
@@ -246,7 +283,7 @@ comparison compare_runs(const run_result& base, const run_result& candidate, con
     variant_comparison c;
     c.name = bv.name;
     c.kind = pairing::removed;
-    c.base = side_of(bv);
+    c.base = side_of(bv, base, options);
     c.note = "only in BASE";
     out.variants.push_back(std::move(c));
   }

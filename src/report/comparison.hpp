@@ -24,9 +24,18 @@ inline constexpr double threshold = 0.15;
 inline constexpr double alpha = 0.05;  // the usual significance level; compare.py's default too
 }  // namespace compare_defaults
 
+// What the throughput samples are divided by before they are compared.
+enum class normalization {
+  none,     // samples/s as measured
+  ceiling,  // samples/s per GFLOP/s of the same run's measured matmul ceiling of the variant's dtype:
+            // a faster or slower runner moves both, a slower code path moves only the first
+};
+std::string to_string(normalization n);  // "none", "ceiling"
+
 struct compare_options {
   double threshold = compare_defaults::threshold;  // |change of the geometric means| that matters, 0.05 = 5%
   double alpha = compare_defaults::alpha;          // significance level of the two-sided U test
+  normalization normalize = normalization::none;
 };
 
 // SAME: no significant change, or one within the threshold. FASTER / SLOWER: p < alpha and the
@@ -56,6 +65,10 @@ struct compared_side {
   double geomean_ci_low = not_a_number;
   double geomean_ci_high = not_a_number;
   bool noisy = false;  // its run's adaptive repetitions missed their target for it
+  // --normalize ceiling: the ceiling (GFLOP/s) the samples were divided by and its dtype; NaN
+  // when its run measured none for that dtype (the pair then gets no verdict)
+  double ceiling_gflops = not_a_number;
+  std::string compute_dtype;
 };
 
 struct variant_comparison {

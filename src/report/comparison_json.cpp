@@ -25,7 +25,9 @@ ojson to_json(const compared_side& s) {
           {"n", s.n},
           {"geomean", number(s.geomean)},
           {"geomean_ci_low", number(s.geomean_ci_low)},
-          {"geomean_ci_high", number(s.geomean_ci_high)}};
+          {"geomean_ci_high", number(s.geomean_ci_high)},
+          {"compute_dtype", s.compute_dtype},
+          {"ceiling_gflops", number(s.ceiling_gflops)}};
 }
 
 ojson to_json(const variant_comparison& v) {
@@ -57,7 +59,11 @@ ojson comparison_to_json(const comparison& c) {
           {"new", to_json(c.candidate)},
           {"threshold", c.options.threshold},
           {"alpha", c.options.alpha},
-          {"test", "two-sided Mann-Whitney U of per-repetition throughput (samples/s)"},
+          {"normalize", to_string(c.options.normalize)},
+          {"test", c.options.normalize == normalization::ceiling
+                       ? "two-sided Mann-Whitney U of per-repetition throughput per GFLOP/s of the run's matmul "
+                         "ceiling for the variant's dtype"
+                       : "two-sided Mann-Whitney U of per-repetition throughput (samples/s)"},
           {"warnings", c.warnings},
           {"summary",
            {{"compared", c.count(pairing::compared)},

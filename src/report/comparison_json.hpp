@@ -10,7 +10,9 @@ namespace attnbench {
 
 // 2: each side's "geomean" with its interval replaces "median"; "geomean_change" with its interval
 // replaces "change" (a change of medians).
-inline constexpr int comparison_schema_version = 2;
+// 3: "normalize" ("none" | "ceiling"), and each side's compute_dtype and ceiling_gflops; with
+// "ceiling", geomean and its interval are samples/s per GFLOP/s of that side's ceiling.
+inline constexpr int comparison_schema_version = 3;
 
 nlohmann::ordered_json comparison_to_json(const comparison& c);
 

@@ -17,12 +17,20 @@ std::string percent(double fraction) { return fmt::format("{:g}%", fraction * 10
 
 std::string or_unknown(const std::string& s) { return s.empty() ? "unknown" : s; }
 
-std::string throughput_cell(const compared_side& s, bool measured) {
+// Normalised values are samples/s per GFLOP/s, ~1e-3..1: significant digits, not decimals.
+std::string value(double v, bool normalised) { return normalised ? fmt::format("{:.4g}", v) : fmt::format("{:.2f}", v); }
+
+std::string throughput_cell(const compared_side& s, bool measured, bool normalised) {
   if (!s.present) return em_dash;
   if (!measured || !std::isfinite(s.geomean)) return not_available;
+  std::string text;
   if (!std::isfinite(s.geomean_ci_low) || !std::isfinite(s.geomean_ci_high))
-    return fmt::format("{:.2f} [{}] (n={})", s.geomean, not_available, s.n);  // one repetition: no interval
-  return fmt::format("{:.2f} [{:.2f}–{:.2f}] (n={})", s.geomean, s.geomean_ci_low, s.geomean_ci_high, s.n);
+    text = fmt::format("{} [{}] (n={})", value(s.geomean, normalised), not_available, s.n);  // one repetition: no interval
+  else
+    text = fmt::format("{} [{}–{}] (n={})", value(s.geomean, normalised), value(s.geomean_ci_low, normalised),
+                       value(s.geomean_ci_high, normalised), s.n);
+  if (normalised) text += fmt::format(" ÷ {} {:.4g}", s.compute_dtype, s.ceiling_gflops);
+  return text;
 }
 
 std::string change_cell(const variant_comparison& v) {
@@ -115,19 +123,28 @@ std::string comparison_markdown(const comparison& c) {
       "SLOWER or FASTER when p < {:g} and the change exceeds {}. Exit status 1 on any SLOWER variant or "
       "newly failing check.\n\n",
       c.options.alpha, percent(c.options.threshold));
+  const bool normalised = c.options.normalize == normalization::ceiling;
+  if (normalised)
+    out +=
+        "Normalised (`--normalize ceiling`): every per-repetition throughput is divided by its own run's "
+        "measured matmul ceiling (GFLOP/s) for the variant's dtype, shown after ÷; the test, the change and the "
+        "verdict are of samples/s per GFLOP/s of ceiling, so a runner that is faster or slower at GEMMs moves "
+        "both sides alike, and a slower code path still reads as SLOWER.\n\n";
   for (const auto& w : c.warnings) out += "> **Warning:** " + markdown_cell(w) + "  \n";
   if (!c.warnings.empty())
     out += "> The runs may not be comparable; `--strict` makes this an error (exit 2).\n\n";
 
-  row(out, {"Variant", "BASE (samples/s)", "NEW (samples/s)", "Change", "p-value", "Verdict", "Check",
+  const std::string unit = normalised ? "samples/s per GFLOP/s" : "samples/s";
+  row(out, {"Variant", "BASE (" + unit + ")", "NEW (" + unit + ")", "Change", "p-value", "Verdict", "Check",
             "rel. L2 err"});
   row(out, {"---", "---:", "---:", "---:", "---:", "---", "---", "---"});
   for (const auto& v : c.variants) {
     const bool measured =
         v.kind == pairing::compared || v.kind == pairing::added || v.kind == pairing::removed;
     row(out,
-        {markdown_cell(v.name), throughput_cell(v.base, measured && v.base.status != status_kind::skipped),
-         throughput_cell(v.candidate, measured && v.candidate.status != status_kind::skipped), change_cell(v),
+        {markdown_cell(v.name), throughput_cell(v.base, measured && v.base.status != status_kind::skipped, normalised),
+         throughput_cell(v.candidate, measured && v.candidate.status != status_kind::skipped, normalised),
+         change_cell(v),
          p_cell(v), verdict_cell(v), check_cell(v), rel_l2_cell(v)});
   }
   std::string notes;

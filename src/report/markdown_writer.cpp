@@ -139,9 +139,17 @@ void write_environment(const run_result& r, std::ostream& out) {
   if (!e.cuda_version.empty()) out << ", CUDA " << e.cuda_version;
   out << fmt::format(", {} threads. Run {} at commit `{}`, attnbench {}.\n", e.threads, or_unknown(e.date),
                      or_unknown(e.git_commit), or_unknown(e.harness_version));
-  if (!e.cpu_id.empty())
-    out << fmt::format("CPU {} ({}), features: {}.\n", or_unknown(e.cpu_model), e.cpu_id,
+  if (!e.cpu_id.empty()) {
+    out << fmt::format("CPU {} ({}), features: {}", or_unknown(e.cpu_model), e.cpu_id,
                        e.cpu_features.empty() ? "none of those that matter here" : fmt::format("{}", fmt::join(e.cpu_features, " ")));
+    if (e.cpu_count > 0) out << fmt::format("; {} logical CPUs", e.cpu_count);
+    if (!e.cpu_caches.empty()) out << "; caches " << e.cpu_caches;
+    out << ".\n";
+  }
+  if (!e.gpu_capability.empty())
+    out << fmt::format("GPU compute capability {}, driver {}, tensor cores: {}.\n", e.gpu_capability,
+                       or_unknown(e.gpu_driver),
+                       e.gpu_tensor_core_dtypes.empty() ? "none" : fmt::format("{}", fmt::join(e.gpu_tensor_core_dtypes, " ")));
   out << "Matmul ceilings: ";
   if (e.ceilings.empty()) out << "not measured";
   for (size_t i = 0; i < e.ceilings.size(); ++i) {

@@ -26,6 +26,17 @@ std::string to_string(output_kind k) {
   return "unknown";  // unreachable for valid enum values
 }
 
+std::string compute_dtype_of_label(const std::string& precision) {
+  // "amp (bf16)": precision "amp" as resolved on the run's device
+  const std::string amp_prefix = "amp (";
+  if (precision.rfind(amp_prefix, 0) == 0 && precision.size() > amp_prefix.size() && precision.back() == ')')
+    return precision.substr(amp_prefix.size(), precision.size() - amp_prefix.size() - 1);
+  if (precision == "fp32") return "fp32";
+  if (precision == "amp-bf16" || precision == "bf16") return "bf16";
+  if (precision == "amp-fp16" || precision == "fp16") return "fp16";
+  return "";
+}
+
 bool run_result::all_passed() const {
   return std::none_of(variants.begin(), variants.end(),
                       [](const variant_result& v) { return v.status == status_kind::fail; });

@@ -174,7 +174,10 @@ struct variant_result {
   std::string reason;             // for SKIPPED and FAIL
   std::vector<std::string> notes;  // caveats every report shows, e.g. a technique with no effect here
   // what ran
-  std::string precision;          // "fp32", "amp-bf16", "amp-fp16"
+  std::string precision;          // "fp32", "amp-bf16", "amp-fp16", "bf16", "fp16", "amp (bf16)", …
+  // "fp32", "bf16" or "fp16": the dtype of its matmuls, whose measured ceiling it is held to
+  // ("" in files written before it: result_json.cpp derives it from `precision`)
+  std::string compute_dtype;
   std::string attention;          // "naive" | "sdpa"
   std::string sdpa_backend;       // requested backend ("auto", "flash", ...), "" for naive
   std::string sdpa_backend_used;  // what LibTorch chose for the first batch, "" for naive
@@ -212,6 +215,10 @@ struct variant_result {
   pipeline_info pipeline;
 };
 
+// The matmul dtype a precision label stands for ("amp-bf16" → "bf16", "amp (fp32)" → "fp32"),
+// for files written before variants recorded it; "" for a label it does not know.
+std::string compute_dtype_of_label(const std::string& precision);
+
 struct matmul_ceiling {
   std::string dtype;              // "fp32", "bf16", "fp16"
   int64_t size = 0;               // n of the n×n×n GEMM
@@ -230,6 +237,13 @@ struct environment_info {
   // the vector and matrix features that decide what reduced precision costs on this CPU
   std::string cpu_id;
   std::vector<std::string> cpu_features;
+  int64_t cpu_count = 0;          // logical CPUs online (0: unknown)
+  std::string cpu_caches;         // "L1d 32K, L1i 32K, L2 512K, L3 32768K" per instance; "" unknown
+  // CUDA devices ("" on the CPU): compute capability "9.0", driver "13.0", and the dtypes its
+  // tensor cores multiply (amp_choice.hpp: from the capability)
+  std::string gpu_capability;
+  std::string gpu_driver;
+  std::vector<std::string> gpu_tensor_core_dtypes;
   int64_t threads = 0;
   std::string hostname;
   std::string date;               // ISO 8601 UTC, start of the run

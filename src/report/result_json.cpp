@@ -160,6 +160,7 @@ ojson to_json(const variant_result& v) {
           {"status", to_string(v.status)},
           {"reason", v.reason},
           {"precision", v.precision},
+          {"compute_dtype", v.compute_dtype},
           {"attention", v.attention},
           {"sdpa_backend", v.sdpa_backend},
           {"sdpa_backend_used", v.sdpa_backend_used},
@@ -229,6 +230,11 @@ ojson to_json(const environment_info& e) {
           {"cpu_model", e.cpu_model},
           {"cpu_id", e.cpu_id},
           {"cpu_features", e.cpu_features},
+          {"cpu_count", e.cpu_count},
+          {"cpu_caches", e.cpu_caches},
+          {"gpu_capability", e.gpu_capability},
+          {"gpu_driver", e.gpu_driver},
+          {"gpu_tensor_core_dtypes", e.gpu_tensor_core_dtypes},
           {"threads", e.threads},
           {"hostname", e.hostname},
           {"date", e.date},
@@ -491,6 +497,17 @@ metric metric_from(const reader& r) {
   return m;
 }
 
+std::vector<std::string> string_list(const reader& r, const std::string& key) {
+  std::vector<std::string> out;
+  const ojson& items = r.array(key);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_string())
+      throw input_error(fmt::format("{}[{}]", r.path_of(key), i), "expected a string");
+    out.push_back(items[i].get<std::string>());
+  }
+  return out;
+}
+
 variant_result variant_from(const reader& r, int64_t version) {
   variant_result v;
   v.name = r.string("name");
@@ -499,6 +516,7 @@ variant_result variant_from(const reader& r, int64_t version) {
   v.status = r.status("status");
   v.reason = r.string("reason");
   v.precision = r.string("precision");
+  v.compute_dtype = r.has("compute_dtype") ? r.string("compute_dtype") : compute_dtype_of_label(v.precision);
   v.attention = r.string("attention");
   v.sdpa_backend = r.string("sdpa_backend");
   v.sdpa_backend_used = r.string("sdpa_backend_used");
@@ -568,14 +586,13 @@ environment_info environment_from(const reader& r) {
   e.device_name = r.string("device_name");
   e.cpu_model = r.string("cpu_model");
   if (r.has("cpu_id")) e.cpu_id = r.string("cpu_id");  // version 3 on
-  if (r.has("cpu_features")) {
-    const ojson& features = r.array("cpu_features");
-    for (size_t i = 0; i < features.size(); ++i) {
-      if (!features[i].is_string())
-        throw input_error(fmt::format("{}[{}]", r.path_of("cpu_features"), i), "expected a string");
-      e.cpu_features.push_back(features[i].get<std::string>());
-    }
-  }
+  // Each added after version 3 first appeared; files without them read as unknown.
+  if (r.has("cpu_features")) e.cpu_features = string_list(r, "cpu_features");
+  if (r.has("cpu_count")) e.cpu_count = r.integer("cpu_count");
+  if (r.has("cpu_caches")) e.cpu_caches = r.string("cpu_caches");
+  if (r.has("gpu_capability")) e.gpu_capability = r.string("gpu_capability");
+  if (r.has("gpu_driver")) e.gpu_driver = r.string("gpu_driver");
+  if (r.has("gpu_tensor_core_dtypes")) e.gpu_tensor_core_dtypes = string_list(r, "gpu_tensor_core_dtypes");
   e.threads = r.integer("threads");
   e.hostname = r.string("hostname");
   e.date = r.string("date");

@@ -1,6 +1,7 @@
 #include "runner/measurement_loop.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
@@ -54,6 +55,7 @@ std::optional<skip_verdict> label_or_skip(const config& cfg, scenario_base& scen
   r.name = vc.name;
   r.is_baseline = vc.name == cfg.baseline;
   r.precision = precision_label(vc);
+  r.compute_dtype = compute_dtype_name(vc);
   r.attention = to_string(vc.attention);
   r.sdpa_backend = vc.attention == attention_kind::sdpa ? to_string(vc.backend) : "";
   if (auto skip = scenario.skip_reason(i, r)) return skip;
@@ -62,12 +64,31 @@ std::optional<skip_verdict> label_or_skip(const config& cfg, scenario_base& scen
   return std::nullopt;
 }
 
-// What the CPU a variant computes on changes about its precision, said beside it in every
-// report (never assumed: read from the environment's detected features).
+double fp32_ceiling(const environment_info& env) {
+  for (const auto& c : env.ceilings)
+    if (c.dtype == "fp32") return c.gflops;
+  return not_a_number;
+}
+
+// What the device a variant computes on changes about its precision, said beside it in every
+// report: what "amp" became and why, the CPU features it lacks (never assumed: read from the
+// environment's detected features), and a measured ceiling below fp32's.
 void note_hardware(const environment_info& env, const variant_config& vc, variant_result& r) {
-  if (env.device != "cpu") return;
-  const cpu_info cpu{env.cpu_model, env.cpu_id, env.cpu_features};
-  if (auto note = slow_dtype_note(cpu, compute_dtype_name(vc))) r.notes.push_back(*note);
+  if (!vc.precision_choice.empty()) r.notes.push_back(vc.precision_choice);
+  const std::string dtype = compute_dtype_name(vc);
+  if (env.device == "cpu") {
+    cpu_info cpu;
+    cpu.model_name = env.cpu_model;
+    cpu.id = env.cpu_id;
+    cpu.features = env.cpu_features;
+    if (auto note = slow_dtype_note(cpu, dtype)) r.notes.push_back(*note);
+  }
+  // Measured, whatever the features say: reduced precision that multiplies slower than fp32.
+  const double own = ceiling_for(env, vc), fp32 = fp32_ceiling(env);
+  if (dtype != "fp32" && std::isfinite(own) && std::isfinite(fp32) && own < fp32)
+    r.notes.push_back(fmt::format("warning: the measured {} matmul ceiling ({:.3g} GFLOP/s) is below fp32's "
+                                  "({:.3g} GFLOP/s) on this device: {} costs time here",
+                                  dtype, own, fp32, r.precision));
 }
 
 // Skips or prepares every variant, then runs its untimed check pass.

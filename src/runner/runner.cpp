@@ -21,6 +21,8 @@
 #include "runner/measurement_loop.hpp"
 #include "runner/offline_scenario.hpp"
 #include "runner/train_scenario.hpp"
+#include "runner/variant_traits.hpp"
+#include "techniques/amp_choice.hpp"
 #include "techniques/precision.hpp"
 #include "workload/dataset.hpp"
 #include "workload/workload_checks.hpp"
@@ -30,6 +32,9 @@ namespace {
 
 // Repeats of the matmul-ceiling GEMM; the best one counts.
 constexpr int ceiling_repeats = 5;
+// n of the ceiling GEMM for a dtype the CPU computes on a reference path: 2·256³ = 34 MFLOP,
+// ~40 ms at the 0.9 GFLOP/s of a Zen 3's bf16 (1024 would take 2.4 s a repeat).
+constexpr int64_t slow_ceiling_size = 256;
 
 // torch::Device("cuda") has index -1, the current device: 0 for a process that set none.
 torch::Device normalised(const std::string& name) {
@@ -77,6 +82,13 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
   const cpu_info cpu = this_cpu();
   env.cpu_id = cpu.id;
   env.cpu_features = cpu.features;
+  env.cpu_count = cpu.logical_cpus;
+  env.cpu_caches = cpu.caches;
+  if (device.is_cuda()) {
+    env.gpu_capability = cuda_capability(device);
+    env.gpu_driver = cuda_driver_version();
+    env.gpu_tensor_core_dtypes = tensor_core_dtypes(env.gpu_capability);
+  }
   env.threads = at::get_num_threads();
   env.hostname = host_name();
   env.date = utc_now_iso();
@@ -86,21 +98,29 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
   env.config_hash = "fnv1a64:" + h.hex();
   env.config = cfg.raw;
   if (options.measure_ceilings) {
-    const int64_t n = default_ceiling_size(device);
-    const auto ceiling = [&](torch::ScalarType dtype) {
+    const auto ceiling = [&](const std::string& dtype_name) {
+      const torch::ScalarType dtype = dtype_name == "bf16"   ? torch::kBFloat16
+                                      : dtype_name == "fp16" ? torch::kHalf
+                                                             : torch::kFloat;
+      // A dtype the CPU has no instructions for runs a reference GEMM at ~1 GFLOP/s (a Zen 3's
+      // bf16): a smaller GEMM measures the same rate in milliseconds instead of seconds.
+      const bool slow = !device.is_cuda() && slow_dtype_note(cpu, dtype_name).has_value();
+      const int64_t n = slow ? slow_ceiling_size : default_ceiling_size(device);
       if (!options.cache) return measure_matmul_ceiling(device, dtype, n, ceiling_repeats);
-      const std::string key = fmt::format("{}|{}|{}", device.str(), env.threads, c10::toString(dtype));
+      const std::string key = fmt::format("{}|{}|{}|{}", device.str(), env.threads, c10::toString(dtype), n);
       auto it = options.cache->ceilings.find(key);
       if (it == options.cache->ceilings.end())
         it = options.cache->ceilings.emplace(key, measure_matmul_ceiling(device, dtype, n, ceiling_repeats)).first;
       return it->second;
     };
-    env.ceilings.push_back(ceiling(torch::kFloat));
-    for (auto p : {precision_kind::amp_bf16, precision_kind::amp_fp16}) {
-      const bool used = std::any_of(cfg.variants.begin(), cfg.variants.end(),
-                                    [&](const variant_config& v) { return !v.pending && v.precision == p; });
-      if (used) env.ceilings.push_back(ceiling(compute_dtype(p)));
-    }
+    // fp32 (the baseline's), then every other dtype a variant multiplies in, and the one "amp"
+    // considered, whose ceiling backs its decision either way.
+    std::vector<std::string> dtypes{"fp32"};
+    for (const auto& v : cfg.variants)
+      if (!v.pending && !v.precision_auto) dtypes.push_back(compute_dtype_name(v));
+    if (any_amp(cfg)) dtypes.push_back(choose_amp(env).considered);
+    for (const auto& d : {"fp32", "bf16", "fp16"})
+      if (std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end()) env.ceilings.push_back(ceiling(d));
   }
   return env;
 }
@@ -196,17 +216,21 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
 
   log("measuring the matmul ceiling");
   res.environment = describe_environment(cfg, device, options);
-  if (cfg.scenario == "train") {
-    train_scenario train(cfg, data, device);
-    measure_variants(cfg, train, res, progress, [](int64_t /*round*/, bool more) { return more; });
+  // "precision": "amp" becomes this device's AMP dtype, or fp32 with the reason.
+  config resolved = cfg;
+  resolve_amp(resolved, res.environment);
+  if (resolved.scenario == "train") {
+    train_scenario train(resolved, data, device);
+    measure_variants(resolved, train, res, progress, [](int64_t /*round*/, bool more) { return more; });
     return outcome;
   }
-  offline_scenario offline(cfg, data, {device, model, scripted, options.world, options.perturb_variant, progress});
+  offline_scenario offline(resolved, data,
+                           {device, model, scripted, options.world, options.perturb_variant, progress});
   // Every rank of a multi-process run goes round as often as rank 0 decides: its timings count.
   const auto agree = [&](int64_t round, bool more) {
     return options.world ? options.world->agree(fmt::format("round/{}", round), more) : more;
   };
-  if (measure_variants(cfg, offline, res, progress, agree)) outcome.outputs = offline.take_outputs();
+  if (measure_variants(resolved, offline, res, progress, agree)) outcome.outputs = offline.take_outputs();
   return outcome;
 }
 

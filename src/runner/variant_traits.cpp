@@ -7,6 +7,8 @@ namespace attnbench {
 
 std::string precision_label(const variant_config& v) {
   if (const technique* t = technique_for(v)) return t->precision_label(v);
+  if (v.precision_auto)  // "amp (bf16)": what "amp" became on this device (techniques/amp_choice.hpp)
+    return v.precision_choice.empty() ? "amp (unresolved)" : "amp (" + compute_dtype_name(v) + ")";
   return to_string(v.precision);
 }
 

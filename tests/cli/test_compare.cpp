@@ -182,6 +182,34 @@ TEST_CASE("compare: a different machine warns, or exits 2 with --strict", "[cli]
   CHECK(run_cli("compare " + a + " " + a + " --strict").exit_code == 0);
 }
 
+TEST_CASE("compare --normalize ceiling: a half-speed runner exits 0; a run without ceilings exits 2", "[cli]") {
+  temp_dir tmp("normalize");
+  const run_result base = testing::sample_result();
+  run_result slow_runner = base;
+  for (auto& c : slow_runner.environment.ceilings) c.gflops /= 2;
+  for (std::size_t i = 0; i < 2; ++i)
+    slow_runner = testing::with_throughput(slow_runner, i, testing::scaled(base.variants[i].throughput.samples, 0.5));
+  const auto a = write_results(tmp.path, "base.json", base), b = write_results(tmp.path, "slow.json", slow_runner);
+  CHECK(run_cli("compare " + a + " " + b).exit_code == 1);  // raw: every variant SLOWER
+  auto out = run_cli("compare " + a + " " + b + " --normalize ceiling --out " + (tmp.path / "cmp").string());
+  INFO(out.output);
+  CHECK(out.exit_code == 0);
+  CHECK_THAT(out.output, Catch::Contains("Normalised (`--normalize ceiling`)"));
+  CHECK_THAT(out.output, Catch::Contains("| Variant | BASE (samples/s per GFLOP/s) |"));
+  CHECK_THAT(out.output, Catch::Contains("÷ bf16 1311"));
+  const auto json = nlohmann::json::parse(read_file(tmp.path / "cmp" / "compare.json"));
+  CHECK(json["normalize"] == "ceiling");
+  CHECK(json["variants"][1]["new"]["ceiling_gflops"].get<double>() == Approx(655.35));
+
+  run_result unmeasured = base;
+  unmeasured.environment.ceilings.clear();
+  const auto c = write_results(tmp.path, "unmeasured.json", unmeasured);
+  out = run_cli("compare " + a + " " + c + " --normalize ceiling");
+  CHECK(out.exit_code == 2);
+  CHECK_THAT(out.output, Catch::Contains("--normalize: NEW (" + c + ") has no measured matmul ceilings"));
+  CHECK(run_cli("compare " + a + " " + a + " --normalize median").exit_code == 2);
+}
+
 TEST_CASE("run --junit, then compare the run with itself", "[cli]") {
   temp_dir tmp("flow");
   auto cfg = nlohmann::json::parse(R"({

@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 using namespace attnbench;
 
 namespace {
@@ -50,4 +53,33 @@ TEST_CASE("cpu_info: this machine's is read", "[common][cpu]") {
   const cpu_info cpu = this_cpu();
   CHECK_FALSE(cpu.id.empty());  // Linux: /proc/cpuinfo
   CHECK_FALSE(cpu.model_name.empty());
+}
+
+TEST_CASE("cpu_info: CPU lists and caches from sysfs", "[common][cpu]") {
+  CHECK(count_cpu_list("0-1\n") == 2);
+  CHECK(count_cpu_list("0-3,8-11") == 8);
+  CHECK(count_cpu_list("5") == 1);
+  CHECK(count_cpu_list("0,2,4-5") == 4);
+  CHECK(count_cpu_list("") == 0);
+  CHECK(count_cpu_list("3-1") == 0);
+  CHECK(count_cpu_list("a-b") == 0);
+
+  // A cache directory as sysfs lays it out, listed out of order.
+  const auto dir = std::filesystem::temp_directory_path() / "attnbench-test-caches";
+  std::filesystem::remove_all(dir);
+  const auto index = [&](int i, const char* level, const char* type, const char* size) {
+    const auto d = dir / ("index" + std::to_string(i));
+    std::filesystem::create_directories(d);
+    std::ofstream(d / "level") << level << "\n";
+    std::ofstream(d / "type") << type << "\n";
+    std::ofstream(d / "size") << size << "\n";
+  };
+  index(3, "3", "Unified", "32768K");
+  index(0, "1", "Data", "32K");
+  index(2, "2", "Unified", "1024K");
+  index(1, "1", "Instruction", "32K");
+  std::filesystem::create_directories(dir / "power");  // not a cache: ignored
+  CHECK(describe_caches(dir.string()) == "L1d 32K, L1i 32K, L2 1024K, L3 32768K");
+  std::filesystem::remove_all(dir);
+  CHECK(describe_caches(dir.string()).empty());
 }

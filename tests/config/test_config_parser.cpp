@@ -400,6 +400,10 @@ TEST_CASE("unknown keys name the closest known key", "[config]") {
     doc["check"] = {{"tolerances", {{"amp-bf61", 0.1}}}};
     CHECK(only_problem(doc, "check.tolerances.amp-bf61") == "unknown key; did you mean \"amp-bf16\"?");
   }
+  SECTION("\"amp\" is a variant precision, not a tolerance key: its resolved precision's tolerance applies") {
+    doc["check"] = {{"tolerances", {{"amp", 0.1}}}};
+    CHECK_THAT(only_problem(doc, "check.tolerances.amp"), Catch::StartsWith("unknown key"));
+  }
 }
 
 TEST_CASE("wrong types name the expected type and what was there", "[config]") {
@@ -440,7 +444,7 @@ TEST_CASE("enumerations list the allowed values", "[config]") {
   SECTION("precision") {
     doc["variants"][0]["precision"] = "fp61";
     CHECK(only_problem(doc, "variants[0].precision") ==
-          "expected one of fp32, amp-bf16, amp-fp16, bf16, fp16; got \"fp61\"");
+          "expected one of fp32, amp-bf16, amp-fp16, amp, bf16, fp16; got \"fp61\"");
   }
   SECTION("attention") {
     doc["variants"][0]["attention"] = "flash";
@@ -863,7 +867,7 @@ TEST_CASE("every problem is reported at once", "[config]") {
     CHECK_THAT(message_at(ps, "device"), Contains("0 CUDA devices"));
     // what() lists them one per line as "path: message".
     CHECK_THAT(std::string(e.what()),
-               Contains("variants[0].precision: expected one of fp32, amp-bf16, amp-fp16, bf16, fp16; "
+               Contains("variants[0].precision: expected one of fp32, amp-bf16, amp-fp16, amp, bf16, fp16; "
                         "got \"fp61\"\n"));
   }
 }

@@ -88,6 +88,7 @@ inline run_result sample_result() {
   base.is_baseline = true;
   base.status = status_kind::pass;
   base.precision = "fp32";
+  base.compute_dtype = "fp32";
   base.attention = "naive";
   base.batching = "static bs=8, pad=longest";
   measured(base, baseline_samples, baseline_samples, 812.4);
@@ -101,6 +102,7 @@ inline run_result sample_result() {
   fast.description = "bf16 autocast and fused scaled_dot_product_attention";
   fast.status = status_kind::pass;
   fast.precision = "amp-bf16";
+  fast.compute_dtype = "bf16";
   fast.attention = "sdpa";
   fast.sdpa_backend = "auto";
   fast.sdpa_backend_used = "flash";
@@ -124,6 +126,7 @@ inline run_result sample_result() {
   skipped.status = status_kind::skipped;
   skipped.reason = R"(flash backend needs a CUDA device, this run is on "cpu")";
   skipped.precision = "amp-fp16";
+  skipped.compute_dtype = "fp16";
   skipped.attention = "sdpa";
   skipped.sdpa_backend = "flash";
   skipped.batching = "static bs=8, pad=longest";

@@ -215,3 +215,79 @@ TEST_CASE("compare: a verdict from data a run flagged noisy says so", "[report][
                          Catch::Contains("rests on noisier data than the run asked for"));
   CHECK(named(c, "fp32-naive").note.empty());  // met its target in both
 }
+
+namespace {
+
+// The same run on a runner whose GEMMs are `factor` as fast: every ceiling and every throughput
+// sample scaled alike, the code unchanged.
+run_result on_other_runner(const run_result& r, double factor) {
+  run_result out = r;
+  for (auto& c : out.environment.ceilings) c.gflops *= factor;
+  for (std::size_t i = 0; i < out.variants.size(); ++i)
+    out = with_throughput(out, i, scaled(out.variants[i].throughput.samples, factor));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("compare --normalize ceiling: a slower runner is not a regression, slower code still is",
+          "[report][cpu]") {
+  const run_result base = sample_result();
+  compare_options normalized;
+  normalized.normalize = normalization::ceiling;
+
+  // A runner at half the GEMM rate (a Zen 3 against a Zen 4): raw, every variant is SLOWER.
+  const run_result zen3 = on_other_runner(base, 0.5);
+  const comparison raw = compare_runs(base, zen3, {});
+  CHECK(named(raw, "bf16-sdpa").outcome == verdict::slower);
+  CHECK(named(raw, "fp32-naive").outcome == verdict::slower);
+  CHECK(raw.regressed());
+  const comparison norm = compare_runs(base, zen3, normalized);
+  for (const char* name : {"fp32-naive", "bf16-sdpa"}) {
+    const variant_comparison& v = named(norm, name);
+    CHECK(v.outcome == verdict::same);
+    CHECK(v.change == Approx(0).margin(1e-12));
+  }
+  CHECK_FALSE(norm.regressed());
+  // Each side is divided by its own run's ceiling of the variant's dtype.
+  const variant_comparison& bf16 = named(norm, "bf16-sdpa");
+  CHECK(bf16.base.compute_dtype == "bf16");
+  CHECK(bf16.base.ceiling_gflops == Approx(1310.7));
+  CHECK(bf16.candidate.ceiling_gflops == Approx(655.35));
+  CHECK(named(norm, "fp32-naive").base.ceiling_gflops == Approx(812.4));
+  CHECK(bf16.base.geomean == Approx(named(raw, "bf16-sdpa").base.geomean / 1310.7));
+
+  // The same runner, 30% slower code in one variant: SLOWER either way.
+  const run_result slower_code = with_throughput(base, 1, scaled(base.variants[1].throughput.samples, 0.7));
+  CHECK(named(compare_runs(base, slower_code, normalized), "bf16-sdpa").outcome == verdict::slower);
+  CHECK(named(compare_runs(base, slower_code, normalized), "fp32-naive").outcome == verdict::same);
+
+  // A run that measured no bf16 ceiling: that pair gets no verdict, and says why.
+  run_result no_bf16 = base;
+  no_bf16.environment.ceilings = {{"fp32", 2048, 812.4}};
+  const comparison partial = compare_runs(base, no_bf16, normalized);
+  CHECK(named(partial, "bf16-sdpa").outcome == verdict::noisy);
+  CHECK(named(partial, "bf16-sdpa").note == "cannot normalise: NEW measured no bf16 matmul ceiling");
+  CHECK(named(partial, "fp32-naive").outcome == verdict::same);
+  CHECK(to_string(normalization::ceiling) == "ceiling");
+  CHECK(to_string(normalization::none) == "none");
+}
+
+TEST_CASE("compare: core counts, caches and GPUs that differ are warned about", "[report][cpu]") {
+  run_result a = sample_result(), b = sample_result();
+  a.environment.cpu_count = 2;
+  b.environment.cpu_count = 4;
+  a.environment.cpu_caches = "L1d 32K, L1i 32K, L2 512K, L3 32768K";
+  b.environment.cpu_caches = "L1d 32K, L1i 32K, L2 1024K, L3 32768K";
+  b.environment.gpu_capability = "9.0";
+  const std::vector<std::string> w = compare_runs(a, b, {}).warnings;
+  REQUIRE(w.size() == 3);
+  CHECK(w[0] == "environment.cpu_count differs: BASE 2, NEW 4");
+  CHECK_THAT(w[1], Catch::StartsWith("environment.cpu_caches differs"));
+  CHECK(w[2] == "environment.gpu_capability differs: BASE \"\", NEW \"9.0\"");
+  // Unknown on one side (a file written before them): no warning.
+  b = a;
+  b.environment.cpu_count = 0;
+  b.environment.cpu_caches.clear();
+  CHECK(compare_runs(a, b, {}).warnings.empty());
+}

@@ -14,10 +14,11 @@ TEST_CASE("compare.json: the record, keys in order, NaN as null", "[report]") {
   const run_result slow =
       testing::with_throughput(base, 1, testing::scaled(base.variants[1].throughput.samples, 0.8));
   const nlohmann::ordered_json j = comparison_to_json(compare_runs(base, slow, {}, "a.json", "b.json"));
-  CHECK(j.dump().rfind(R"({"schema_version":2,"base":{"path":"a.json","name":"cpu-small",)", 0) == 0);
+  CHECK(j.dump().rfind(R"({"schema_version":3,"base":{"path":"a.json","name":"cpu-small",)", 0) == 0);
   CHECK(j["new"]["path"] == "b.json");
   CHECK(j["threshold"] == 0.15);
   CHECK(j["alpha"] == 0.05);
+  CHECK(j["normalize"] == "none");
   CHECK(j["warnings"] == nlohmann::ordered_json::array());
   CHECK(j["regression"] == true);
   CHECK(j["summary"]["slower"] == 1);
@@ -39,6 +40,8 @@ TEST_CASE("compare.json: the record, keys in order, NaN as null", "[report]") {
   CHECK(v["base"]["geomean_ci_low"].get<double>() < v["base"]["geomean"].get<double>());
   CHECK_FALSE(v["base"].contains("median"));
   CHECK(v["new"]["n"] == 5);
+  CHECK(v["base"]["compute_dtype"] == "bf16");
+  CHECK(v["base"]["ceiling_gflops"].is_null());  // not normalised
   CHECK(v["regression"] == true);
   const auto& skipped = j["variants"][2];
   CHECK(skipped["verdict"].is_null());

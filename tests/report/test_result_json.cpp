@@ -220,3 +220,41 @@ TEST_CASE("results.json v3: technique metrics round trip; a version-2 file loads
   CHECK_THROWS_WITH(run_result_from_json(bad),
                     "variants[1].metrics[0].direction: unknown direction \"up\"; expected higher, lower or neither");
 }
+
+TEST_CASE("results.json: the machine's identity and each variant's compute dtype; older files derive it",
+          "[report][cpu]") {
+  run_result r = testing::sample_result();
+  r.environment.cpu_count = 2;
+  r.environment.cpu_caches = "L1d 32K, L1i 32K, L2 1024K, L3 32768K";
+  r.environment.gpu_capability = "9.0";
+  r.environment.gpu_driver = "13.0";
+  r.environment.gpu_tensor_core_dtypes = {"fp16", "bf16", "tf32", "fp8"};
+  const ojson j = run_result_to_json(r);
+  const run_result back = run_result_from_json(j);
+  CHECK(back.environment.cpu_count == 2);
+  CHECK(back.environment.cpu_caches == r.environment.cpu_caches);
+  CHECK(back.environment.gpu_capability == "9.0");
+  CHECK(back.environment.gpu_driver == "13.0");
+  CHECK(back.environment.gpu_tensor_core_dtypes == r.environment.gpu_tensor_core_dtypes);
+  CHECK(back.variants[1].compute_dtype == "bf16");
+
+  // Written before the fields: unknown machine details, the dtype read off the precision label.
+  ojson old = j;
+  for (const char* k : {"cpu_count", "cpu_caches", "gpu_capability", "gpu_driver", "gpu_tensor_core_dtypes"})
+    old["environment"].erase(k);
+  for (auto& v : old["variants"]) v.erase("compute_dtype");
+  old["variants"][1]["precision"] = "amp (fp32)";
+  const run_result older = run_result_from_json(old);
+  CHECK(older.environment.cpu_count == 0);
+  CHECK(older.environment.gpu_capability.empty());
+  CHECK(older.variants[0].compute_dtype == "fp32");
+  CHECK(older.variants[1].compute_dtype == "fp32");
+  CHECK(older.variants[2].compute_dtype == "fp16");
+
+  CHECK(compute_dtype_of_label("amp-bf16") == "bf16");
+  CHECK(compute_dtype_of_label("bf16") == "bf16");
+  CHECK(compute_dtype_of_label("fp16") == "fp16");
+  CHECK(compute_dtype_of_label("amp (bf16)") == "bf16");
+  CHECK(compute_dtype_of_label("amp (") == "");
+  CHECK(compute_dtype_of_label("int8").empty());
+}

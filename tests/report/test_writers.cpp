@@ -152,7 +152,7 @@ TEST_CASE("csv quotes per RFC 4180 and leaves undefined values empty", "[report]
   const std::string csv = render(csv_writer{}, testing::sample_result());
   CHECK(csv.find(R"(,"static bs=8, pad=longest",)") != std::string::npos);
   CHECK(csv.find(R"(,"flash backend needs a CUDA device, this run is on ""cpu""")") != std::string::npos);
-  CHECK(csv.find("fp16-flash,SKIPPED,amp-fp16,sdpa,,\"static bs=8, "
+  CHECK(csv.find("fp16-flash,SKIPPED,amp-fp16,fp16,sdpa,,\"static bs=8, "
                  "pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,\"flash") != std::string::npos);
   CHECK(csv.find("nan") == std::string::npos);
 }

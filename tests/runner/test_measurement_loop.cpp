@@ -228,3 +228,38 @@ TEST_CASE("measurement loop: a precision the CPU has no native support for is no
   REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
   for (const auto& note : named(res, "half").notes) CHECK_THAT(note, !Catch::Contains("native"));
 }
+
+TEST_CASE("measurement loop: a reduced precision whose measured ceiling is below fp32's is warned about",
+          "[runner][cpu]") {
+  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  fake_scenario scenario(cfg);
+  const auto warned = [](const variant_result& v) {
+    for (const auto& note : v.notes)
+      if (note.rfind("warning: the measured bf16 matmul ceiling", 0) == 0) return true;
+    return false;
+  };
+  // Features claim native bf16, but the measurement says otherwise: the measurement is reported.
+  run_result res = empty_result();
+  res.environment.device = "cpu";
+  res.environment.cpu_id = "AuthenticAMD family 25 model 17 stepping 1";
+  res.environment.cpu_features = {"avx2", "fma", "avx512f", "avx512_bf16"};
+  res.environment.ceilings = {{"fp32", 1024, 90.8}, {"bf16", 256, 0.9}};
+  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  CHECK(warned(named(res, "half")));
+  bool figures = false;
+  for (const auto& note : named(res, "half").notes)
+    figures = figures || (note.find("(0.9 GFLOP/s)") != std::string::npos && note.find("(90.8 GFLOP/s)") != std::string::npos);
+  CHECK(figures);
+  CHECK_FALSE(warned(named(res, "base")));
+  CHECK(named(res, "half").compute_dtype == "bf16");
+  CHECK(named(res, "base").compute_dtype == "fp32");
+
+  // A faster bf16 ceiling, or none measured: no warning.
+  for (const double bf16 : {441.0, not_a_number}) {
+    res = empty_result();
+    res.environment.device = "cpu";
+    res.environment.ceilings = {{"fp32", 1024, 199.0}, {"bf16", 1024, bf16}};
+    REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+    CHECK_FALSE(warned(named(res, "half")));
+  }
+}
