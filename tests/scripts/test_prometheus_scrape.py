@@ -88,9 +88,11 @@ def main():
                                 "--metrics-hold-s", "3"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
         procs.append(run)
-        # A scrape during the run, once the timed passes have counted samples.
-        scrape = wait_for("a scrape with samples", lambda: (lambda t: t if "attnbench_samples_total{" in t else None)(
-            get(f"http://127.0.0.1:{port}/metrics")), until)
+        # A scrape during the run, once a timed pass has counted its batches (warm-up passes count
+        # samples before that).
+        scrape = wait_for("a scrape with batch latencies",
+                          lambda: (lambda t: t if "attnbench_batch_latency_seconds_bucket{" in t else None)(
+                              get(f"http://127.0.0.1:{port}/metrics")), until)
         promtool_check(promtool, scrape, "a live scrape")
         assert "# TYPE attnbench_batch_latency_seconds histogram" in scrape, scrape
 
