@@ -40,7 +40,7 @@ inline const metric_spec batch_latency{"attnbench_batch_latency_seconds", metric
                                        "Latency of each batch (training: step) of the timed passes",
                                        "run, variant"};
 inline const metric_spec cache_hit{"attnbench_cache_hit_ratio", metric_type::gauge,
-                                   "Share of requests the variant's result cache answers", "run, variant"};
+                                   "Share of samples (offline passes) or requests (server) the result cache answers", "run, variant"};
 inline const metric_spec check_peak_memory{"attnbench_check_peak_memory_bytes", metric_type::gauge,
                                            "Peak memory of the variant's check pass on the run's device",
                                            "run, variant"};
