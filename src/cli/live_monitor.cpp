@@ -1,5 +1,6 @@
 #include "cli/live_monitor.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -12,6 +13,7 @@
 #endif
 
 #include "common/error.hpp"
+#include "monitor/event_file_writer.hpp"
 #include "monitor/metric_catalog.hpp"
 #include "monitor/metrics_server.hpp"
 #include "monitor/nvml_probe.hpp"
@@ -70,7 +72,11 @@ void collect_device_memory(metrics_registry& r, int index) {
 
 }  // namespace
 
-void add_monitor_options(CLI::App& cmd, monitor_options& opts) {
+void add_monitor_options(CLI::App& cmd, monitor_options& opts, bool tensorboard) {
+  if (tensorboard)
+    cmd.add_option("--tensorboard", opts.tensorboard,
+                   "Write TensorBoard scalars (throughput per timed pass, memory, latency per offered rate, "
+                   "training loss) to DIR/tensorboard/<variant>/, beside the profiler's traces");
   cmd.add_option("--metrics-port", opts.metrics_port,
                  "Serve live Prometheus metrics at http://ADDR:PORT/metrics while the run lasts, and write "
                  "metrics.prom beside the reports (launch: rank r serves on PORT + r)")
@@ -91,8 +97,39 @@ std::vector<std::string> monitor_arguments(const monitor_options& opts, int rank
           "--metrics-hold-s", fmt::format("{}", opts.metrics_hold_s)};
 }
 
+namespace {
+
+// A variant's name as a folder name, as the profiler's TensorBoard runs are named.
+std::string folder_name(std::string name) {
+  for (char& c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+  return name;
+}
+
+}  // namespace
+
+event_file_writer* live_monitor::board(const std::string& variant) {
+  if (opts_.tensorboard.empty()) return nullptr;
+  auto& b = boards_[variant];
+  if (!b) {
+    try {
+      b = std::make_unique<event_file_writer>(
+          std::filesystem::path(opts_.tensorboard) / "tensorboard" / folder_name(variant), "--tensorboard");
+    } catch (const std::exception&) {
+      return nullptr;  // an observer never fails the run; the folder was checked before it began
+    }
+  }
+  return b.get();
+}
+
 live_monitor::live_monitor(const monitor_options& opts, const std::string& run_name, std::optional<int> rank)
     : opts_(opts), run_name_(run_name), rank_(rank) {
+  if (!opts.tensorboard.empty()) {  // refused before the run when the folder cannot be made
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(opts.tensorboard) / "tensorboard", ec);
+    if (ec) throw input_error("--tensorboard", fmt::format("cannot create {}/tensorboard: {}", opts.tensorboard,
+                                                           ec.message()));
+  }
   if (!opts.enabled()) return;
   registry_ = std::make_unique<metrics_registry>();
   registry_->add_collector(collect_process);
@@ -156,6 +193,7 @@ double live_monitor::last_throughput(const std::string& variant) const {
 }
 
 void live_monitor::on_variant_ready(const std::string& variant, double cache_hit_ratio, double peak_memory_bytes) {
+  if (auto* b = board(variant); b && peak_memory_bytes >= 0) b->add_scalar("memory/check_peak_bytes", peak_memory_bytes, 0);
   if (!registry_) return;
   device_used_ = true;
   const metric_labels l = labels(variant);
@@ -168,6 +206,12 @@ void live_monitor::on_pass(const std::string& variant, bool timed, int64_t sampl
   if (timed && seconds > 0) {
     const std::lock_guard<std::mutex> lock(throughput_mutex_);
     throughput_[variant] = static_cast<double>(samples) / seconds;
+  }
+  if (auto* b = board(variant); b && timed && seconds > 0) {
+    const int64_t step = timed_steps_[variant]++;
+    b->add_scalar("throughput/samples_per_s", static_cast<double>(samples) / seconds, step);
+    b->add_scalar("throughput/tokens_per_s", static_cast<double>(tokens) / seconds, step);
+    if (const auto p = read_process_stats()) b->add_scalar("memory/process_resident_bytes", p->resident_bytes, step);
   }
   if (!registry_) return;
   const metric_labels l = labels(variant);
@@ -207,6 +251,24 @@ void live_monitor::on_server_request(const std::string& variant, double latency_
   if (server_cached_ > 0)
     gauge(*registry_, exported::cache_hit, l)
         .set(static_cast<double>(server_cached_) / static_cast<double>(server_requests_));
+}
+
+void live_monitor::on_train_losses(const std::string& variant, const std::vector<double>& losses) {
+  if (auto* b = board(variant))
+    for (std::size_t k = 0; k < losses.size(); ++k) b->add_scalar("train/loss", losses[k], static_cast<int64_t>(k));
+}
+
+void live_monitor::on_server_point(const std::string& variant, double offered_rate, double p50_ms, double p90_ms,
+                                   double p99_ms, double achieved_rate) {
+  auto* b = board(variant);
+  if (!b) return;
+  // TensorBoard's step is an integer: the offered rate in requests/s (a trace: the point's index).
+  const int64_t index = server_points_[variant]++;
+  const int64_t step = std::isnan(offered_rate) ? index : std::llround(offered_rate);
+  b->add_scalar("server/p50_ms", p50_ms, step);
+  b->add_scalar("server/p90_ms", p90_ms, step);
+  b->add_scalar("server/p99_ms", p99_ms, step);
+  b->add_scalar("server/achieved_rate", achieved_rate, step);
 }
 
 std::string live_monitor::render() { return registry_ ? registry_->render() : ""; }

@@ -18,6 +18,7 @@
 
 namespace attnbench {
 
+class event_file_writer;
 class metrics_server;
 class nvml_probe;
 struct progress_event;
@@ -26,11 +27,13 @@ struct monitor_options {
   int metrics_port = 0;  // 0: no endpoint
   std::string metrics_address = "127.0.0.1";
   double metrics_hold_s = 0;  // keep serving this long after the run ends
+  std::string tensorboard;    // --tensorboard DIR: scalars in DIR/tensorboard/<variant>/; "" for none
   bool enabled() const { return metrics_port > 0; }
 };
 
-// Adds --metrics-port, --metrics-address and --metrics-hold-s to a subcommand.
-void add_monitor_options(CLI::App& cmd, monitor_options& opts);
+// Adds --metrics-port, --metrics-address and --metrics-hold-s to a subcommand, and --tensorboard
+// where `tensorboard` (the subcommands that run the measurement loop).
+void add_monitor_options(CLI::App& cmd, monitor_options& opts, bool tensorboard);
 // The options as arguments for a rank of `attnbench launch`: its port is PORT + rank.
 std::vector<std::string> monitor_arguments(const monitor_options& opts, int rank);
 
@@ -54,6 +57,9 @@ class live_monitor : public run_observer {
   double last_throughput(const std::string& variant) const;
 
   void on_variant_ready(const std::string& variant, double cache_hit_ratio, double peak_memory_bytes) override;
+  void on_train_losses(const std::string& variant, const std::vector<double>& losses) override;
+  void on_server_point(const std::string& variant, double offered_rate, double p50_ms, double p90_ms, double p99_ms,
+                       double achieved_rate) override;
   void on_pass(const std::string& variant, bool timed, int64_t samples, int64_t tokens, double seconds,
                const std::vector<double>& unit_ms) override;
   void on_server_rate(const std::string& variant, double offered_rate) override;
@@ -68,6 +74,8 @@ class live_monitor : public run_observer {
 
  private:
   metric_labels labels(const std::string& variant) const;
+  // The variant's TensorBoard events file, or null without --tensorboard.
+  event_file_writer* board(const std::string& variant);
   void set_phase(const std::string& phase, const std::string& variant);
 
   monitor_options opts_;
@@ -86,6 +94,8 @@ class live_monitor : public run_observer {
   std::atomic<bool> device_used_{false};
   mutable std::mutex throughput_mutex_;
   std::map<std::string, double> throughput_;
+  std::map<std::string, std::unique_ptr<event_file_writer>> boards_;
+  std::map<std::string, int64_t> timed_steps_, server_points_;  // per variant
 };
 
 }  // namespace attnbench

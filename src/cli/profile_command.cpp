@@ -28,7 +28,7 @@ void setup_profile(CLI::App& app, profile_command_options& opts) {
   cmd->add_flag("--force", opts.force, "Overwrite the files of an earlier profile in the output directory");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the breakdown and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
-  add_monitor_options(*cmd, opts.monitor);
+  add_monitor_options(*cmd, opts.monitor, /*tensorboard=*/false);
 }
 
 int run_profile(const profile_command_options& opts) {

@@ -156,7 +156,7 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant check");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
-  add_monitor_options(*cmd, opts.monitor);
+  add_monitor_options(*cmd, opts.monitor, /*tensorboard=*/true);
 }
 
 int run_run(const run_command_options& opts) {

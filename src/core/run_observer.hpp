@@ -20,6 +20,8 @@ class run_observer {
   // measured).
   virtual void on_variant_ready(const std::string& /*variant*/, double /*cache_hit_ratio*/,
                                 double /*peak_memory_bytes*/) {}
+  // The train scenario's check pass: the loss of each optimizer step, in order.
+  virtual void on_train_losses(const std::string& /*variant*/, const std::vector<double>& /*losses*/) {}
   // A warm-up or timed pass of `variant`: `samples` and `tokens` it served, its wall seconds, and
   // each unit's (batch or training step) milliseconds. timed: whether it counts in the statistics.
   virtual void on_pass(const std::string& /*variant*/, bool /*timed*/, int64_t /*samples*/, int64_t /*tokens*/,

@@ -91,6 +91,7 @@ void set_up(const config& cfg, const environment_info& env, scenario_base& scena
     if (observer && variants[i].ran)
       observer->on_variant_ready(r.name, std::isnan(r.cache_hit_rate) ? -1 : r.cache_hit_rate,
                                  static_cast<double>(r.peak_memory_bytes));
+    if (observer && variants[i].ran && r.train) observer->on_train_losses(r.name, r.train->losses);
   }
 }
 
