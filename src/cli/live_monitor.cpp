@@ -228,29 +228,32 @@ void live_monitor::on_server_rate(const std::string& variant, double offered_rat
   rate_batches_ = rate_requests_ = 0;
   if (variant != server_variant_) server_requests_ = server_cached_ = 0;
   server_variant_ = variant;
-  gauge(*registry_, exported::offered_rate, labels(variant)).set(offered_rate);
+  const metric_labels l = labels(variant);
+  gauge(*registry_, exported::offered_rate, l).set(offered_rate);
+  queue_depth_ = &gauge(*registry_, exported::queue_depth, l);
+  mean_batch_ = &gauge(*registry_, exported::mean_batch, l);
+  requests_ = &counter(*registry_, exported::requests, l);
+  request_latency_ = &histogram(*registry_, exported::request_latency, l);
+  cache_hit_ = nullptr;  // registered at the first hit: a variant without a cache has none
 }
 
-void live_monitor::on_server_batch(const std::string& variant, int64_t batch_size, int64_t queue_depth) {
-  if (!registry_) return;
-  const metric_labels l = labels(variant);
+void live_monitor::on_server_batch(const std::string& /*variant*/, int64_t batch_size, int64_t queue_depth) {
+  if (!registry_ || !queue_depth_) return;  // the series of the rate on_server_rate announced
   ++rate_batches_;
   rate_requests_ += batch_size;
-  gauge(*registry_, exported::queue_depth, l).set(static_cast<double>(queue_depth));
-  gauge(*registry_, exported::mean_batch, l)
-      .set(static_cast<double>(rate_requests_) / static_cast<double>(rate_batches_));
+  queue_depth_->set(static_cast<double>(queue_depth));
+  mean_batch_->set(static_cast<double>(rate_requests_) / static_cast<double>(rate_batches_));
 }
 
 void live_monitor::on_server_request(const std::string& variant, double latency_s, bool cached) {
-  if (!registry_) return;
-  const metric_labels l = labels(variant);
-  counter(*registry_, exported::requests, l).inc();
-  histogram(*registry_, exported::request_latency, l).observe(latency_s);
+  if (!registry_ || !requests_) return;
+  requests_->inc();
+  request_latency_->observe(latency_s);
   ++server_requests_;
   if (cached) ++server_cached_;
-  if (server_cached_ > 0)
-    gauge(*registry_, exported::cache_hit, l)
-        .set(static_cast<double>(server_cached_) / static_cast<double>(server_requests_));
+  if (server_cached_ == 0) return;
+  if (!cache_hit_) cache_hit_ = &gauge(*registry_, exported::cache_hit, labels(variant));
+  cache_hit_->set(static_cast<double>(server_cached_) / static_cast<double>(server_requests_));
 }
 
 void live_monitor::on_train_losses(const std::string& variant, const std::vector<double>& losses) {

@@ -90,6 +90,11 @@ class live_monitor : public run_observer {
   // The server scenario's batches at the current rate, for the mean batch size.
   int64_t rate_batches_ = 0, rate_requests_ = 0, server_requests_ = 0, server_cached_ = 0;
   std::string server_variant_;
+  // The series of the variant being served, looked up once per rate: a request or a batch then
+  // costs a few atomic updates, no lookup by labels.
+  metric_gauge *queue_depth_ = nullptr, *mean_batch_ = nullptr, *cache_hit_ = nullptr;
+  metric_counter* requests_ = nullptr;
+  metric_histogram* request_latency_ = nullptr;
   std::atomic<int> cuda_device_{-1};
   std::atomic<bool> device_used_{false};
   mutable std::mutex throughput_mutex_;
