@@ -142,3 +142,46 @@ TEST_CASE("a metrics port that cannot be had is exit 2, naming it", "[cli][monit
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("--metrics-port: rank 1 would serve on port 65536"));
 }
+
+TEST_CASE("launch: rank r serves its metrics on PORT + r and writes its own file", "[cli][monitor][distributed]") {
+  temp_dir tmp("launch");
+  const auto out = tmp.path / "out";
+  auto doc = nlohmann::json::parse(R"({
+    "name": "monitor-launch",
+    "model": {"preset": "bert-tiny", "seed": 5},
+    "workload": {"samples": 8, "lengths": {"kind": "uniform", "min": 4, "max": 16}, "max_length": 16},
+    "measure": {"warmup": 0, "repetitions": 2},
+    "device": "cpu",
+    "threads": 1,
+    "distributed": {"timeout_s": 60},
+    "variants": [
+      {"name": "single", "batching": {"batch_size": 4}},
+      {"name": "ranks", "batching": {"batch_size": 4}, "parallel": {"mode": "processes", "threads_per_worker": 1}}
+    ],
+    "baseline": "single"
+  })");
+  doc["output"] = {{"dir", out.string()}, {"formats", {"json"}}};
+  const auto cfg = write_config(tmp.path, doc);
+  // Two consecutive free ports: the kernel's pick and the next one, tried a few times.
+  int port = 0;
+  for (int attempt = 0; attempt < 20 && port == 0; ++attempt) {
+    held_port first(true);  // released at the end of the attempt, for the ranks to take
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(first.port + 1));
+    if (first.port < 65535 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) port = first.port;
+    close(fd);
+  }
+  REQUIRE(port > 0);
+  const auto r = run_cli("launch --nproc 2 " + cfg.string() + " --quiet --metrics-port " + std::to_string(port));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string rank0 = read_file(out / "metrics.prom");
+  const std::string rank1 = read_file(out / "metrics-rank1.prom");
+  INFO(rank0 << "\n---\n" << rank1);
+  CHECK_THAT(rank0, Catch::Contains("attnbench_samples_total{run=\"monitor-launch\",rank=\"0\",variant=\"ranks\"}"));
+  CHECK_THAT(rank1, Catch::Contains("attnbench_samples_total{run=\"monitor-launch\",rank=\"1\",variant=\"ranks\"}"));
+  CHECK_THAT(rank1, Catch::Contains("phase=\"done\"} 1\n"));
+}
