@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <vector>
 
 #include "monitor/nvml_probe.hpp"
@@ -36,4 +37,22 @@ TEST_CASE("a missing NVML library means no probe, not a failure", "[monitor]") {
   if (probe) {
     for (const gpu_sample& s : probe->sample()) CHECK(s.memory_total_bytes != 0);
   }
+}
+
+TEST_CASE("the NVML probe reads every device through the documented entry points", "[monitor]") {
+  // tests/monitor/fake_nvml.cpp, built beside attnbench_testhooks.
+  const auto fake = std::filesystem::path(ATTNBENCH_TEST_HOOKS_BINARY).parent_path() / "libattnbench_fake_nvml.so";
+  const auto probe = nvml_probe::open(fake.string());
+  REQUIRE(probe);
+  const std::vector<gpu_sample> s = probe->sample();
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].index == 0);
+  CHECK(s[0].utilization_ratio == Approx(0.41));
+  CHECK(s[1].utilization_ratio == Approx(0.42));
+  CHECK(s[0].memory_busy_ratio == Approx(0.25));
+  CHECK(s[0].power_watts == Approx(123.456));
+  CHECK(s[0].temperature_celsius == Approx(61));
+  CHECK(s[1].temperature_celsius < 0);  // not supported on that board: absent, not an error
+  CHECK(s[0].memory_used_bytes == Approx(250));
+  CHECK(s[0].memory_total_bytes == Approx(1000));
 }
