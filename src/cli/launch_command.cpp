@@ -63,6 +63,9 @@ pid_t start_rank(const launch_command_options& opts, int rank, int port) {
   if (!opts.junit.empty()) args.insert(args.end(), {"--junit", opts.junit});
   if (opts.quiet) args.emplace_back("--quiet");
   if (opts.verbose) args.emplace_back("--verbose");
+  for (auto& a : monitor_arguments(opts.monitor, rank)) args.push_back(std::move(a));
+  // Rank 0 reports for every rank: its scalars are the run's.
+  if (rank == 0 && !opts.monitor.tensorboard.empty()) args.insert(args.end(), {"--tensorboard", opts.monitor.tensorboard});
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork(): {}", std::strerror(errno)));
@@ -100,11 +103,13 @@ void setup_launch(CLI::App& app, launch_command_options& opts) {
   cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
+  add_monitor_options(*cmd, opts.monitor, /*tensorboard=*/true);
 }
 
 int run_launch(const launch_command_options& opts) {
   // Validated once here, so a bad config is one message, not one per rank.
   const config cfg = load_config(opts.config_path, detect_device_caps());
+  monitor_arguments(opts.monitor, opts.nproc - 1);  // the last rank's metrics port must exist too
   const auto grace = std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(cfg.distributed.timeout_s));
   const int port = opts.master_port > 0 ? opts.master_port : free_port();
   if (!opts.quiet)

@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/live_monitor.hpp"
+
 namespace attnbench {
 
 struct launch_command_options {
@@ -22,6 +24,7 @@ struct launch_command_options {
   std::string junit;
   bool quiet = false;
   bool verbose = false;
+  monitor_options monitor;  // rank r serves its metrics on metrics_port + r
 };
 
 void setup_launch(CLI::App& app, launch_command_options& opts);

@@ -9,6 +9,8 @@
 #include "config/config_parser.hpp"
 #include "profile/profile_outputs.hpp"
 #include "profile/profile_runner.hpp"
+#include "report/file_output.hpp"
+#include "runner/runner.hpp"
 #include "core/device.hpp"
 
 namespace fs = std::filesystem;
@@ -26,6 +28,7 @@ void setup_profile(CLI::App& app, profile_command_options& opts) {
   cmd->add_flag("--force", opts.force, "Overwrite the files of an earlier profile in the output directory");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the breakdown and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
+  add_monitor_options(*cmd, opts.monitor, /*tensorboard=*/false);
 }
 
 int run_profile(const profile_command_options& opts) {
@@ -35,10 +38,16 @@ int run_profile(const profile_command_options& opts) {
       opts.variants.empty() ? default_profile_variants(cfg) : opts.variants;
   check_profile_variants(cfg, variants, "--variant");
   const fs::path dir = opts.out.empty() ? fs::path(cfg.output.dir) / "profile" : fs::path(opts.out);
-  if (auto problems = profile_output_problems(dir, variants, opts.force,
-                                              opts.out.empty() ? "output.dir" : "--out", "--out");
-      !problems.empty())
-    throw input_error(std::move(problems));
+  std::vector<problem> problems =
+      profile_output_problems(dir, variants, opts.force, opts.out.empty() ? "output.dir" : "--out", "--out");
+  if (opts.monitor.enabled())
+    for (auto& p : output_problems({dir / "metrics.prom"}, opts.force, opts.out.empty() ? "output.dir" : "--out",
+                                   "--out"))
+      problems.push_back(std::move(p));
+  if (!problems.empty()) throw input_error(std::move(problems));
+  live_monitor monitor(opts.monitor, cfg.name, std::nullopt);
+  if (monitor.enabled()) out.info("attnbench: live metrics at " + monitor.endpoint());
+  monitor.on_progress({"profile", "", 0, static_cast<int64_t>(variants.size()), 0});
 
   out.info(fmt::format("attnbench: profiling {} ({} variants) on {}", cfg.name, variants.size(), cfg.device));
   const profile_outcome outcome =
@@ -46,6 +55,7 @@ int run_profile(const profile_command_options& opts) {
   fmt::print("{}\n", breakdown_markdown(outcome));
   out.info(
       fmt::format("wrote profile.md, breakdown.md/.csv, traces and operator tables to {}", dir.string()));
+  monitor.finish(dir / "metrics.prom");
   return exit_ok;
 }
 

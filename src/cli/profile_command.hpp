@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/live_monitor.hpp"
+
 namespace attnbench {
 
 struct profile_command_options {
@@ -16,6 +18,7 @@ struct profile_command_options {
   bool force = false;
   bool quiet = false;
   bool verbose = false;
+  monitor_options monitor;  // process and device metrics while the profiler runs
 };
 
 void setup_profile(CLI::App& app, profile_command_options& opts);

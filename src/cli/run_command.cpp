@@ -45,6 +45,24 @@ void save_outputs(const fs::path& file, const torch::Tensor& t) {
   write_file_atomic(file, encode_npy_f32(c.data_ptr<float>(), c.sizes().vec()));
 }
 
+// Where a run's final metrics go: metrics.prom beside the reports (rank r > 0 of a multi-process
+// run: metrics-rank<r>.prom, since every rank serves its own).
+fs::path metrics_file(const fs::path& dir, const std::optional<rank_env>& env) {
+  return dir / (env && env->rank > 0 ? fmt::format("metrics-rank{}.prom", env->rank) : "metrics.prom");
+}
+
+// The live monitor's view of the run, and the progress line with the variant's current throughput.
+void watch(run_options& ro, live_monitor& monitor, console& out, const config& cfg) {
+  ro.observer = &monitor;
+  ro.on_progress = [&monitor, &out](const progress_event& e) {
+    monitor.on_progress(e);
+    out.progress(e, monitor.last_throughput(e.variant));
+  };
+  const torch::Device device = resolve_device(cfg.device);
+  if (device.is_cuda()) monitor.watch_cuda_device(device.has_index() ? device.index() : 0);
+  if (monitor.enabled()) out.info("attnbench: live metrics at " + monitor.endpoint());
+}
+
 // A sweep: every point validated before anything runs, then run in the grid's order; the reports
 // are rendered in full before the first file is written.
 int run_sweep_command(const config& cfg, const run_command_options& opts, console& out) {
@@ -66,15 +84,17 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
     for (size_t i = 0; i < points.size(); ++i)
       for (const auto& v : configs[i].variants)
         if (!v.pending) files.push_back(point_outputs(i, v.name));
+  if (opts.monitor.enabled()) files.push_back(metrics_file(dir, std::nullopt));
   std::vector<problem> problems = output_problems(files, opts.force, "output.dir", "--out");
   if (!opts.junit.empty())
     for (auto& p : output_problems({opts.junit}, opts.force, "--junit", "--junit")) problems.push_back(std::move(p));
   if (!problems.empty()) throw input_error(std::move(problems));
 
   run_options ro;
-  ro.on_progress = [&](const progress_event& e) { out.progress(e); };
   ro.on_log = [&](const std::string& s) { out.log(s); };
   if (!opts.perturb.empty()) ro.perturb_variant = opts.perturb;
+  live_monitor monitor(opts.monitor, cfg.name, std::nullopt);
+  watch(ro, monitor, out, cfg);
   out.info(fmt::format("attnbench: sweeping {} over {} points on {}", cfg.name, points.size(), cfg.device));
   const sweep_outcome outcome = run_sweep(cfg, points, configs, ro, [&](size_t i, size_t n, const std::string& label) {
     out.finish_progress();
@@ -103,6 +123,7 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
       if (v.status != status_kind::pass) fmt::print("{} {} [{}]: {}\n", to_string(v.status), v.name, p.label(), v.reason);
   }
   out.info(fmt::format("wrote {} to {}", fmt::join(cfg.output.formats, ", "), dir.string()));
+  monitor.finish(metrics_file(dir, std::nullopt));
   return outcome.result.all_passed() ? exit_ok : exit_check_failed;
 }
 
@@ -135,6 +156,7 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant check");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
+  add_monitor_options(*cmd, opts.monitor, /*tensorboard=*/true);
 }
 
 int run_run(const run_command_options& opts) {
@@ -157,6 +179,7 @@ int run_run(const run_command_options& opts) {
   if (opts.save_outputs)
     for (const auto& v : cfg.variants)
       if (!v.pending) files.push_back(outputs_file(dir, v.name));
+  if (opts.monitor.enabled()) files.push_back(metrics_file(dir, std::nullopt));
   std::vector<problem> problems = rank0 ? output_problems(files, opts.force, "output.dir", "--out")
                                         : std::vector<problem>{};
   if (!opts.junit.empty() && rank0)
@@ -169,9 +192,10 @@ int run_run(const run_command_options& opts) {
   if (!problems.empty()) throw input_error(std::move(problems));
 
   run_options ro;
-  ro.on_progress = [&](const progress_event& e) { out.progress(e); };
   ro.on_log = [&](const std::string& s) { out.log(s); };
   if (!opts.perturb.empty()) ro.perturb_variant = opts.perturb;
+  live_monitor monitor(opts.monitor, cfg.name, env ? std::optional<int>(env->rank) : std::nullopt);
+  watch(ro, monitor, out, cfg);
   std::unique_ptr<distributed_world> world;
   if (env) {
     world = std::make_unique<distributed_world>(*env, cfg.distributed, resolve_device(cfg.device));
@@ -192,7 +216,10 @@ int run_run(const run_command_options& opts) {
     throw;
   }
   out.finish_progress();
-  if (!rank0) return exit_ok;
+  if (!rank0) {
+    monitor.finish(metrics_file(dir, env));
+    return exit_ok;
+  }
 
   write_reports(outcome.result, writers, dir, opts.force);
   if (opts.save_outputs) {
@@ -212,6 +239,7 @@ int run_run(const run_command_options& opts) {
   for (const auto& v : outcome.result.variants)
     if (v.status != status_kind::pass) fmt::print("{} {}: {}\n", to_string(v.status), v.name, v.reason);
   out.info(fmt::format("wrote {} to {}", fmt::join(cfg.output.formats, ", "), dir.string()));
+  monitor.finish(metrics_file(dir, env));
   return outcome.result.all_passed() ? exit_ok : exit_check_failed;
 }
 

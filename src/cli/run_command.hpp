@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/live_monitor.hpp"
+
 namespace attnbench {
 
 struct run_command_options {
@@ -16,6 +18,7 @@ struct run_command_options {
   std::string junit;        // JUnit XML report path; empty for none
   bool quiet = false;
   bool verbose = false;
+  monitor_options monitor;  // --metrics-port, --metrics-address, --metrics-hold-s
   // Test-only: a variant whose outputs are perturbed, so the suite can prove a mismatch is caught.
   // Only the test-hooks binary (tests/hooks/) has a flag that sets it; attnbench has none.
   std::string perturb;

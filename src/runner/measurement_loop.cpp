@@ -93,7 +93,7 @@ void note_hardware(const environment_info& env, const variant_config& vc, varian
 
 // Skips or prepares every variant, then runs its untimed check pass.
 void set_up(const config& cfg, const environment_info& env, scenario_base& scenario,
-            std::vector<loop_variant>& variants, const loop_progress& progress) {
+            std::vector<loop_variant>& variants, const loop_progress& progress, run_observer* observer) {
   int64_t checked = 0;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     variant_result& r = variants[i].result;
@@ -108,13 +108,18 @@ void set_up(const config& cfg, const environment_info& env, scenario_base& scena
     note_hardware(env, cfg.variants[i], r);
     progress("check", r.name, checked++, static_cast<int64_t>(variants.size()));
     variants[i].ran = guarded(r, "could not run: ", [&] { scenario.check_pass(i, r); });
+    if (observer && variants[i].ran)
+      observer->on_variant_ready(r.name, std::isnan(r.cache_hit_rate) ? -1 : r.cache_hit_rate,
+                                 static_cast<double>(r.peak_memory_bytes));
+    if (observer && variants[i].ran && r.train) observer->on_train_losses(r.name, r.train->losses);
   }
 }
 
 // Warm-up, then the timed rounds over every variant whose check pass ran; a pass that throws
 // takes its variant out of the rotation.
 rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::vector<loop_variant>& variants,
-                             const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree) {
+                             const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
+                             const workload_info& work, run_observer* observer) {
   std::vector<round_member> members;
   std::vector<loop_variant*> member_of;
   for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -123,12 +128,14 @@ rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::ve
     round_member mb;
     mb.name = v.result.name;
     mb.is_baseline = v.result.is_baseline;
-    mb.pass = [&scenario, &v, i](pass_phase phase) -> std::optional<double> {
+    mb.pass = [&scenario, &v, i, &work, observer](pass_phase phase) -> std::optional<double> {
       const bool timed = phase == pass_phase::timed;
       pass_timing t;
       v.ran = guarded(v.result, fmt::format("failed during a {} pass: ", timed ? "timed" : "warm-up"),
                       [&] { t = scenario.pass(i, phase); });
       if (!v.ran) return std::nullopt;
+      // After the pass's clock stopped: what an observer does costs the pass nothing.
+      if (observer) observer->on_pass(v.result.name, timed, work.samples, work.real_tokens, t.seconds, t.unit_ms);
       if (timed) v.unit_ms.insert(v.unit_ms.end(), t.unit_ms.begin(), t.unit_ms.end());
       return t.seconds;
     };
@@ -198,10 +205,11 @@ std::string error_text(const std::exception& e) {
 }
 
 bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
-                      const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree) {
+                      const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
+                      run_observer* observer) {
   std::vector<loop_variant> variants(cfg.variants.size());
-  set_up(cfg, res.environment, scenario, variants, progress);
-  const rounds_outcome rounds = time_variants(cfg, scenario, variants, progress, agree);
+  set_up(cfg, res.environment, scenario, variants, progress, observer);
+  const rounds_outcome rounds = time_variants(cfg, scenario, variants, progress, agree, res.workload, observer);
   if (!scenario.end_of_passes()) return false;
   check_and_report(cfg, scenario, variants, res);
   record_repetitions(cfg.measure, rounds, res);

@@ -17,6 +17,7 @@
 
 #include "config/config.hpp"
 #include "core/executor.hpp"
+#include "core/run_observer.hpp"
 #include "report/result.hpp"
 
 namespace attnbench {
@@ -69,9 +70,10 @@ using loop_progress =
 // cfg's order) with the run's repetition record; res.workload must be filled in (the statistics
 // count its samples and tokens per pass) and res.environment (the matmul ceilings). `agree`: as
 // for run_rounds. Returns false, with nothing appended, where end_of_passes() said this process
-// does not report.
+// does not report. observer (may be null): told of each check pass and each warm-up or timed pass.
 bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
-                      const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree);
+                      const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
+                      run_observer* observer = nullptr);
 
 // The clock scenarios time their passes with (monotonic), and the seconds from t0 to now on it.
 using pass_clock = std::chrono::steady_clock;

@@ -446,7 +446,8 @@ void offline_scenario::serve(std::size_t i, std::size_t base, variant_result& r)
     sweep = run_server_sweep(cfg_, data_, cfg_.variants[i], *variants_[i].executor, setup_.device,
                              variants_[base].outputs, [&](const std::string& what, int64_t k, int64_t n) {
                                if (setup_.progress) setup_.progress("server", what, k, n);
-                             });
+                             },
+                             setup_.observer);
   } catch (const std::exception& e) {
     sweep.check.status = status_kind::fail;
     sweep.check.message = "failed: " + error_text(e);

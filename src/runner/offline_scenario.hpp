@@ -34,6 +34,7 @@ struct offline_setup {
   // Test-only: adds noise to this variant's outputs before the check (proves a FAIL is caught).
   std::optional<std::string> perturb_variant;
   loop_progress progress;  // the server sweep reports its points through it
+  run_observer* observer = nullptr;  // may be null: told of each served request and batch
 };
 
 class offline_scenario : public scenario_base {

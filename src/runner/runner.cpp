@@ -221,16 +221,18 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   resolve_amp(resolved, res.environment);
   if (resolved.scenario == "train") {
     train_scenario train(resolved, data, device);
-    measure_variants(resolved, train, res, progress, [](int64_t /*round*/, bool more) { return more; });
+    measure_variants(resolved, train, res, progress, [](int64_t /*round*/, bool more) { return more; },
+                     options.observer);
     return outcome;
   }
   offline_scenario offline(resolved, data,
-                           {device, model, scripted, options.world, options.perturb_variant, progress});
+                           {device, model, scripted, options.world, options.perturb_variant, progress, options.observer});
   // Every rank of a multi-process run goes round as often as rank 0 decides: its timings count.
   const auto agree = [&](int64_t round, bool more) {
     return options.world ? options.world->agree(fmt::format("round/{}", round), more) : more;
   };
-  if (measure_variants(resolved, offline, res, progress, agree)) outcome.outputs = offline.take_outputs();
+  if (measure_variants(resolved, offline, res, progress, agree, options.observer))
+    outcome.outputs = offline.take_outputs();
   return outcome;
 }
 

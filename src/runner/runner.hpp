@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "config/config.hpp"
+#include "core/run_observer.hpp"
 #include "model/encoder.hpp"
 #include "report/result.hpp"
 
@@ -46,6 +47,8 @@ struct run_options {
   setup_cache* cache = nullptr;   // may be null: nothing is shared
   // The ranks of a multi-process run (parallel mode "processes"); null in a single process.
   distributed_world* world = nullptr;
+  // Told of the run's passes and server requests as they happen (live metrics); may be null.
+  run_observer* observer = nullptr;
 };
 
 struct run_outcome {

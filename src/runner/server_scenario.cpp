@@ -95,8 +95,10 @@ class load_thread {
   std::thread thread_;  // last: started once everything it uses exists
 };
 
+// observer (may be null): told of each batch and each completed request, outside the clock's
+// spans that matter (between batches).
 rate_run run_rate(const config& cfg, const dataset& data, const variant_config& variant, executor_base& executor,
-                  input_assembler& assembler, const std::vector<arrival>& arrivals) {
+                  input_assembler& assembler, const std::vector<arrival>& arrivals, run_observer* observer) {
   rate_run out;
   out.arrivals = static_cast<int64_t>(arrivals.size());
   const auto t0 = clock_type::now();
@@ -125,6 +127,7 @@ rate_run run_rate(const config& cfg, const dataset& data, const variant_config& 
           const double now = elapsed();
           out.requests.push_back({r.sample, now - r.arrival_s, logits_of[static_cast<std::size_t>(r.id)]});
           out.last_completion_s = now;
+          if (observer) observer->on_server_request(variant.name, now - r.arrival_s, /*cached=*/true);
           continue;
         }
       }
@@ -142,6 +145,9 @@ rate_run run_rate(const config& cfg, const dataset& data, const variant_config& 
       }
       continue;
     }
+    if (observer)
+      observer->on_server_batch(variant.name, static_cast<int64_t>(formed->requests.size()),
+                                static_cast<int64_t>(queue.size() + inbox.size()));
     lock.unlock();
     batch_plan plan;
     plan.padded_length = formed->padded_length;
@@ -153,6 +159,7 @@ rate_run run_rate(const config& cfg, const dataset& data, const variant_config& 
       const auto& r = formed->requests[k];
       logits_of[static_cast<std::size_t>(r.id)] = logits[static_cast<int64_t>(k)];
       out.requests.push_back({r.sample, done - r.arrival_s, logits[static_cast<int64_t>(k)]});
+      if (observer) observer->on_server_request(variant.name, done - r.arrival_s, /*cached=*/false);
     }
     out.last_completion_s = done;
     ++out.batches;
@@ -184,7 +191,8 @@ server_point summarize_rate(const rate_run& run, double offered, double bound_ms
 
 server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
                               executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
-                              const std::function<void(const std::string&, int64_t, int64_t)>& progress) {
+                              const std::function<void(const std::string&, int64_t, int64_t)>& progress,
+                              run_observer* observer) {
   const auto n = static_cast<int64_t>(data.samples.size());
   const server_config& sc = cfg.server;
   std::vector<std::pair<double, std::vector<arrival>>> runs;  // offered rate (NaN: trace), arrivals
@@ -214,8 +222,10 @@ server_sweep run_server_sweep(const config& cfg, const dataset& data, const vari
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const auto& [rate, arrivals] = runs[k];
     if (progress) progress(fmt::format("{} @ {} req/s", variant.name, rate), static_cast<int64_t>(k), static_cast<int64_t>(runs.size()));
-    const rate_run run = run_rate(cfg, data, variant, executor, assembler, arrivals);
+    if (observer) observer->on_server_rate(variant.name, rate);
+    const rate_run run = run_rate(cfg, data, variant, executor, assembler, arrivals, observer);
     server_point p = summarize_rate(run, rate, sc.latency_bound_ms);
+    if (observer) observer->on_server_point(variant.name, rate, p.p50_ms, p.p90_ms, p.p99_ms, p.achieved_rate);
     if (p.within_bound && !std::isnan(rate)) sweep.max_sustainable_rate = rate;
     sweep.points.push_back(p);
     for (const auto& r : run.requests) {

@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "config/config.hpp"
+#include "core/run_observer.hpp"
 #include "report/result.hpp"
 #include "runner/executor_base.hpp"
 #include "workload/dataset.hpp"
@@ -27,6 +28,7 @@ struct server_sweep {
 
 server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
                               executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
-                              const std::function<void(const std::string&, int64_t, int64_t)>& progress);
+                              const std::function<void(const std::string&, int64_t, int64_t)>& progress,
+                              run_observer* observer = nullptr);
 
 }  // namespace attnbench
