@@ -22,9 +22,8 @@ constexpr int calibration_repeats = 5;
 constexpr double not_measured = std::numeric_limits<double>::quiet_NaN();
 constexpr const char* source_name = "cost-planner";
 
-// Best of calibration_repeats forwards of `rows` copies of `sample` through `exec`, in seconds.
-double best_forward_s(executor_base& exec, torch::Device device, const std::vector<int64_t>& sample,
-                      int64_t rows) {
+// One forward of `rows` copies of `sample` through `exec`: the batch, built once.
+batch calibration_batch(torch::Device device, const std::vector<int64_t>& sample, int64_t rows) {
   const auto s = static_cast<int64_t>(sample.size());
   batch b;
   auto one = torch::tensor(sample, torch::kLong).view({1, s});       // (1, S)
@@ -33,16 +32,14 @@ double best_forward_s(executor_base& exec, torch::Device device, const std::vect
   b.sample_index.assign(static_cast<std::size_t>(rows), 0);
   b.real_tokens = rows * s;
   b.padded_length = s;
-  exec.forward(b);  // untimed: first-call costs stay out
+  return b;
+}
+
+double forward_s(executor_base& exec, torch::Device device, const batch& b) {
+  const auto t0 = std::chrono::steady_clock::now();
+  exec.forward(b);
   synchronize(device);
-  double best = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < calibration_repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    exec.forward(b);
-    synchronize(device);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 planner_calibration fallback(const model_config& m, const std::string& why) {
@@ -78,8 +75,16 @@ planner_calibration calibrate_planner(executor_base& exec, const std::string& se
   const int64_t rows = std::min(bc.max_batch_size, std::max<int64_t>(1, bc.max_tokens / s));
   if (rows < 2) return fallback(m, "the limits allow one row per batch: nothing to fit");
 
-  const double t1 = best_forward_s(exec, device, sample, 1);
-  const double tn = best_forward_s(exec, device, sample, rows);
+  // The two shapes alternate, so a drift in the machine's speed hits both alike; the best of
+  // each counts. One untimed call each first: first-call costs stay out.
+  const batch one = calibration_batch(device, sample, 1), full = calibration_batch(device, sample, rows);
+  forward_s(exec, device, one);
+  forward_s(exec, device, full);
+  double t1 = std::numeric_limits<double>::infinity(), tn = t1;
+  for (int r = 0; r < calibration_repeats; ++r) {
+    t1 = std::min(t1, forward_s(exec, device, one));
+    tn = std::min(tn, forward_s(exec, device, full));
+  }
   planner_calibration c;
   c.model = batch_cost_model_of(m, 0);
   const double row_s = (tn - t1) / static_cast<double>(rows - 1);
@@ -87,8 +92,12 @@ planner_calibration calibrate_planner(executor_base& exec, const std::string& se
     return fallback(m, fmt::format("{} rows timed no slower than 1 (too noisy to fit)", rows));
   const double row_units = c.model.cost(1, s) - c.model.per_batch;
   const double token_s = row_s / row_units;
-  // A negative intercept is timing noise: no overhead is the closest the model can say.
-  const double overhead_s = std::max(0.0, t1 - row_s);
+  // No intercept means the full batch cost more than linearly (caches) or the timings were
+  // disturbed; an overhead of 0 would cut one batch per length, so the default is safer.
+  const double overhead_s = t1 - row_s;
+  if (!(overhead_s > 0))
+    return fallback(m, fmt::format("the fit found no per-batch overhead (1 row {:.3f} ms, {} rows {:.3f} ms)",
+                                   t1 * 1e3, rows, tn * 1e3));
   c.model.per_batch = overhead_s / token_s;
   c.overhead_ms = overhead_s * 1e3;
   c.token_ms = token_s * 1e3;
