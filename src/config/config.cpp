@@ -52,6 +52,8 @@ std::string to_string(length_kind l) {
 
 std::string to_string(grouping_kind g) { return g == grouping_kind::bucketed ? "bucketed" : "sorted"; }
 
+std::string to_string(planner_kind p) { return p == planner_kind::greedy ? "greedy" : "cost"; }
+
 std::string to_string(checkpoint_policy c) {
   switch (c) {
     case checkpoint_policy::every:

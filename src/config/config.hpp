@@ -25,6 +25,7 @@ enum class sdpa_backend { auto_select, flash, efficient, math, cudnn };
 enum class padding_kind { max_length, longest };
 enum class length_kind { fixed, uniform, lognormal, file };
 enum class grouping_kind { sorted, bucketed };
+enum class planner_kind { greedy, cost };
 enum class checkpoint_policy { none, every, sqrt };
 
 std::string to_string(precision_kind p);   // "fp32", "amp-bf16", "amp-fp16"
@@ -33,6 +34,7 @@ std::string to_string(sdpa_backend b);     // "auto", "flash", "efficient", "mat
 std::string to_string(padding_kind p);     // "max_length", "longest"
 std::string to_string(length_kind l);      // "fixed", "uniform", "lognormal", "file"
 std::string to_string(grouping_kind g);    // "sorted", "bucketed"
+std::string to_string(planner_kind p);     // "greedy", "cost"
 std::string to_string(checkpoint_policy c);  // "none", "every", "sqrt"
 
 // Model shape. A preset fills every field; explicit fields override it.
@@ -118,6 +120,9 @@ struct batching_config {
   int64_t max_batch_size = 0;
   grouping_kind grouping = grouping_kind::sorted;
   std::vector<int64_t> boundaries;  // bucketed: ascending bucket upper bounds (pad to the bound)
+  // How the length-sorted rows are cut into batches: greedy filling, or the cut that minimises the
+  // modelled cost of the pass (workload/cost_planner.hpp).
+  planner_kind planner = planner_kind::cost;
   // both
   bool pool = false;            // reuse input buffers per shape instead of allocating per batch
   bool cache = false;           // answer repeated token sequences from a result cache

@@ -50,7 +50,7 @@ const names check_block_keys{"tolerances"};
 // Batching keys shared by every kind, then each kind's own.
 const names batching_common_keys{"kind", "pool", "cache", "max_queue_delay_ms"};
 const names static_batching_keys{"batch_size", "padding"};
-const names dynamic_batching_keys{"max_tokens", "max_batch_size", "grouping", "boundaries"};
+const names dynamic_batching_keys{"max_tokens", "max_batch_size", "grouping", "boundaries", "planner"};
 const names server_keys{"rates", "requests", "max_time_s", "latency_bound_ms", "seed", "trace"};
 const names scenarios{"offline", "server", "train"};
 const names train_keys{"learning_rate", "weight_decay", "dropout", "seed"};
@@ -132,6 +132,7 @@ constexpr std::array all_attentions{attention_kind::naive, attention_kind::sdpa}
 constexpr std::array all_backends{sdpa_backend::auto_select, sdpa_backend::flash, sdpa_backend::efficient,
                                   sdpa_backend::math, sdpa_backend::cudnn};
 constexpr std::array all_paddings{padding_kind::max_length, padding_kind::longest};
+constexpr std::array all_planners{planner_kind::greedy, planner_kind::cost};
 constexpr std::array all_checkpoint_policies{checkpoint_policy::none, checkpoint_policy::every,
                                              checkpoint_policy::sqrt};
 
@@ -1086,6 +1087,7 @@ class config_reader {
     bc.batch_size = defaults::batch_size;
     bc.padding = defaults::padding;
     bc.max_batch_size = defaults::max_batch_size;
+    bc.planner = defaults::planner;
     bc.max_queue_delay_ms = defaults::max_queue_delay_ms;
     assign(bc.kind, b.choice("kind", batching_kinds));
     const bool dynamic = bc.kind == "dynamic";
@@ -1104,6 +1106,7 @@ class config_reader {
     b.require("max_tokens", "required for kind \"dynamic\"");
     assign(bc.max_tokens, b.integer("max_tokens", 1));
     assign(bc.max_batch_size, b.integer("max_batch_size", 1));
+    assign(bc.planner, b.enumeration("planner", all_planners));
     if (auto g = b.choice("grouping", groupings)) bc.grouping = *g == "bucketed" ? grouping_kind::bucketed : grouping_kind::sorted;
     const ordered_json* bounds = b.find("boundaries");
     if (bc.grouping == grouping_kind::bucketed && !bounds) b.require("boundaries", "required for grouping \"bucketed\"");

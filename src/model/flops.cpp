@@ -16,4 +16,18 @@ double forward_flops(const model_config& m, int64_t batch, int64_t padded_length
   return static_cast<double>(batch) * (static_cast<double>(m.layers) * per_layer + head);
 }
 
+batch_cost_model batch_cost_model_of(const model_config& m, double per_batch) {
+  // Per sequence, forward_flops is head + linear·S + attention·S²: three points fix it exactly.
+  const double f0 = forward_flops(m, 1, 0);
+  const double f1 = forward_flops(m, 1, 1) - f0;  // linear + attention
+  const double f2 = forward_flops(m, 1, 2) - f0;  // 2·linear + 4·attention
+  const double attention = (f2 - 2 * f1) / 2;
+  const double linear = f1 - attention;
+  batch_cost_model out;
+  out.attention = attention / linear;
+  out.per_row = f0 / linear;
+  out.per_batch = per_batch;
+  return out;
+}
+
 }  // namespace attnbench

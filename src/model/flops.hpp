@@ -12,9 +12,15 @@
 #include <cstdint>
 
 #include "config/config.hpp"
+#include "workload/cost_planner.hpp"
 
 namespace attnbench {
 
 double forward_flops(const model_config& m, int64_t batch, int64_t padded_length);
+
+// The cost planner's model (workload/cost_planner.hpp) from forward_flops: per sequence
+// forward_flops(m, 1, S) = head + linear·S + attention·S², read off exactly at S = 0, 1, 2, and
+// scaled so that one token through the linear layers costs 1. `per_batch` is in those units.
+batch_cost_model batch_cost_model_of(const model_config& m, double per_batch);
 
 }  // namespace attnbench

@@ -11,8 +11,10 @@
 
 #include "common/cpu_info.hpp"
 #include "common/error.hpp"
+#include "config/config_defaults.hpp"
 #include "config/profile_config.hpp"
 #include "model/encoder.hpp"
+#include "model/flops.hpp"
 #include "profile/kineto_session.hpp"
 #include "profile/profile_outputs.hpp"
 #include "profile/profile_schedule.hpp"
@@ -54,7 +56,10 @@ profiled_variant profile_variant(const config& cfg, const variant_config& vc, En
                                  const dataset& data, torch::Device device, const fs::path& dir, bool force) {
   profiled_variant pv;
   pv.name = vc.name;
-  const auto plans = make_batching(vc.batching, cfg.workload.max_length)->plan(data, [&] {
+  // Planned with the default per-batch overhead (no calibration): a cost-planned run's batches
+  // may differ where its fitted overhead does.
+  const batch_cost_model cost = batch_cost_model_of(cfg.model, defaults::planner_batch_overhead_tokens);
+  const auto plans = make_batching(vc.batching, cfg.workload.max_length, cost)->plan(data, [&] {
     std::vector<int64_t> rows(data.samples.size());
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int64_t>(i);
     return rows;

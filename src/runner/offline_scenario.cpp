@@ -22,6 +22,7 @@
 #include "runner/server_scenario.hpp"
 #include "runner/torchscript_executor.hpp"
 #include "runner/variant_traits.hpp"
+#include "techniques/plain_executor.hpp"
 #include "techniques/precision.hpp"
 #include "techniques/registry.hpp"
 #include "workload/batching_base.hpp"
@@ -295,7 +296,9 @@ offline_scenario::offline_scenario(const config& cfg, const dataset& data, offli
       data_(data),
       setup_(std::move(setup)),
       base_cfg_(*find_variant(cfg, cfg.baseline)),
-      base_batching_(make_batching(base_cfg_.batching, cfg.workload.max_length)->describe()),
+      base_batching_(make_batching(base_cfg_.batching, cfg.workload.max_length,
+                                   default_planner_calibration(cfg.model).model)
+                         ->describe()),
       variants_(cfg.variants.size()) {}
 
 offline_scenario::~offline_scenario() = default;
@@ -334,7 +337,31 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
   offline_variant& v = variants_[i];
   if (vc.checkpointing.policy != checkpoint_policy::none)
     r.notes.push_back("no effect in inference: no activations are kept");
-  const auto batching = make_batching(vc.batching, cfg_.workload.max_length);
+  batch_cost_model cost = default_planner_calibration(cfg_.model).model;
+  if (vc.batching.kind == "dynamic" && vc.batching.planner == planner_kind::cost) {
+    // One fit per compute setting, through the plain path in the variant's precision and attention.
+    const bool pinned_backend =
+        vc.attention == attention_kind::sdpa && vc.backend != sdpa_backend::auto_select;
+    const std::string setting = fmt::format("{} {}{}", to_string(vc.precision), to_string(vc.attention),
+                                            pinned_backend ? "/" + to_string(vc.backend) : "");
+    auto it = planners_.find(setting);
+    if (it == planners_.end()) {
+      planner_calibration fit = default_planner_calibration(cfg_.model);
+      if (setup_.world) {
+        // Ranks that fitted their own overhead could cut different batches.
+        fit.method = "default: every rank of a multi-process run must plan alike";
+      } else if (!setup_.model) {
+        fit.method = "default: a TorchScript model is not calibrated";
+      } else {
+        plain_executor exec(setup_.model, setup_.device, vc, cfg_.model.causal);
+        fit = calibrate_planner(exec, setting, setup_.device, cfg_.model, data_, vc.batching);
+      }
+      it = planners_.emplace(setting, std::move(fit)).first;
+    }
+    cost = it->second.model;
+    annotate_planner(it->second, r);
+  }
+  const auto batching = make_batching(vc.batching, cfg_.workload.max_length, cost);
   r.batching = batching->describe() + (vc.batching.pool ? " pool" : "") + (vc.batching.cache ? " cache" : "");
   r.description = describe_variant(vc, base_cfg_, r.batching, base_batching_);
   const std::vector<int64_t> rows = computed_rows(v, data_, vc.batching.cache, r);

@@ -17,6 +17,7 @@
 #include "config/config.hpp"
 #include "model/encoder.hpp"
 #include "runner/measurement_loop.hpp"
+#include "runner/planner_calibration.hpp"
 #include "workload/dataset.hpp"
 
 namespace attnbench {
@@ -65,6 +66,9 @@ class offline_scenario : public scenario_base {
   std::string base_batching_;  // how the baseline batches, for the other variants' descriptions
   std::vector<offline_variant> variants_;
   std::map<std::string, torch::Tensor> outputs_;
+  // The cost planner's model per compute setting ("amp-bf16 sdpa"), fitted when the first
+  // cost-planned variant with that setting is prepared.
+  std::map<std::string, planner_calibration> planners_;
 };
 
 }  // namespace attnbench

@@ -12,6 +12,7 @@
 #include "model/encoder.hpp"
 #include "model/flops.hpp"
 #include "runner/memory_tracker.hpp"
+#include "runner/planner_calibration.hpp"
 #include "techniques/checkpointing.hpp"
 #include "techniques/offload_executor.hpp"
 #include "techniques/offload_trainer.hpp"
@@ -262,7 +263,9 @@ void train_scenario::prepare(std::size_t i, variant_result& r) {
   const variant_config& vc = cfg_.variants[i];
   train_variant& v = variants_[i];
   v.cfg = &vc;
-  const auto batching = make_batching(vc.batching, cfg_.workload.max_length);
+  // The train scenario plans with the default per-batch overhead: no calibration runs here.
+  const auto batching =
+      make_batching(vc.batching, cfg_.workload.max_length, default_planner_calibration(cfg_.model).model);
   r.batching = batching->describe();
   train_result t;
   // Offloading recomputes every layer in backward (the parser refuses a checkpointing block on top).

@@ -20,8 +20,10 @@ std::vector<batch_plan> plan_static(const std::vector<int64_t>& rows, const std:
                                     int64_t batch_size, padding_kind padding, int64_t max_length);
 
 // Rows grouped by length: sorted (pad to the batch's longest) or bucketed (pad to the bucket's
-// bound). Each batch holds at most max_batch_size rows and max_tokens padded tokens; a row that
-// alone exceeds max_tokens still gets a batch of its own (config checks refuse such workloads).
+// bound), and cut greedily: each batch filled until the next row would break a limit, whatever
+// cfg.planner says (plan_min_cost in cost_planner.hpp is the other cut). Each batch holds at
+// most max_batch_size rows and max_tokens padded tokens; a row that alone exceeds max_tokens
+// still gets a batch of its own (config checks refuse such workloads).
 // `lengths` is indexed by row (dataset index).
 std::vector<batch_plan> plan_dynamic(const std::vector<int64_t>& rows, const std::vector<int64_t>& lengths,
                                      const batching_config& cfg);

@@ -2,8 +2,9 @@
 //
 // A batch is formed when max_batch requests wait, when (dynamic) the queued requests' padded
 // tokens reach max_tokens, or when the oldest has waited max_queue_delay_ms. The batch always
-// contains the oldest request; with dynamic batching it is the batch the length-sorted planner
-// (the same as offline, within the token budget) puts the oldest request in, otherwise the
+// contains the oldest request; with dynamic batching it is the batch the length-sorted greedy
+// planner (plan_dynamic, within the token budget, whatever cfg.planner says: a queue is cut
+// again at every poll) puts the oldest request in, otherwise the
 // next requests in arrival order. Time is passed in,
 // never read, so tests drive it with a fake clock.
 #pragma once

@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "workload/batch_plan.hpp"
+#include "workload/cost_planner.hpp"
 #include "workload/dataset.hpp"
 
 namespace attnbench {
@@ -35,7 +36,9 @@ class batching_base {
   virtual std::vector<batch_plan> do_plan(const dataset& data, const std::vector<int64_t>& rows) const = 0;
 };
 
-std::unique_ptr<batching_base> make_batching(const batching_config& cfg, int64_t max_length);
+// `cost` is what dynamic batching's cost planner minimises (unused by static and greedy batching).
+std::unique_ptr<batching_base> make_batching(const batching_config& cfg, int64_t max_length,
+                                             const batch_cost_model& cost);
 
 // Lengths of every sample, indexed by dataset row.
 std::vector<int64_t> sample_lengths(const dataset& data);

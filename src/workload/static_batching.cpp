@@ -30,15 +30,18 @@ std::string dynamic_batching::describe() const {
   std::string grouping = cfg_.grouping == grouping_kind::sorted
                              ? std::string("sorted")
                              : fmt::format("bucketed[{}]", fmt::join(cfg_.boundaries, ","));
-  return fmt::format("dynamic {} max_tokens={} max_bs={}", grouping, cfg_.max_tokens, cfg_.max_batch_size);
+  return fmt::format("dynamic {} max_tokens={} max_bs={} planner={}", grouping, cfg_.max_tokens,
+                     cfg_.max_batch_size, to_string(cfg_.planner));
 }
 
 std::vector<batch_plan> dynamic_batching::do_plan(const dataset& data, const std::vector<int64_t>& rows) const {
+  if (cfg_.planner == planner_kind::cost) return plan_min_cost(rows, sample_lengths(data), cfg_, cost_);
   return plan_dynamic(rows, sample_lengths(data), cfg_);
 }
 
-std::unique_ptr<batching_base> make_batching(const batching_config& cfg, int64_t max_length) {
-  if (cfg.kind == "dynamic") return std::make_unique<dynamic_batching>(cfg);
+std::unique_ptr<batching_base> make_batching(const batching_config& cfg, int64_t max_length,
+                                             const batch_cost_model& cost) {
+  if (cfg.kind == "dynamic") return std::make_unique<dynamic_batching>(cfg, cost);
   return std::make_unique<static_batching>(cfg.batch_size, cfg.padding, max_length);
 }
 

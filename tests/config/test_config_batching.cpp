@@ -67,6 +67,29 @@ TEST_CASE("dynamic batching mistakes name their paths", "[config]") {
   CHECK(ps[1].path == "variants[1].batching.boundaries");  // the last bound is below max_length
 }
 
+TEST_CASE("the dynamic planner: cost by default, greedy selectable, anything else refused", "[config]") {
+  auto doc = base();
+  CHECK(parse(doc).variants[1].batching.planner == planner_kind::cost);
+  doc["variants"][1]["batching"]["planner"] = "greedy";
+  CHECK(parse(doc).variants[1].batching.planner == planner_kind::greedy);
+  doc["variants"][1]["batching"]["planner"] = "cost";
+  CHECK(parse(doc).variants[1].batching.planner == planner_kind::cost);
+  CHECK(to_string(planner_kind::greedy) == "greedy");
+
+  doc["variants"][1]["batching"]["planner"] = "optimal";
+  auto ps = problems_of(doc);
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].path == "variants[1].batching.planner");
+  CHECK_THAT(ps[0].message, Catch::Contains("greedy") && Catch::Contains("cost"));
+
+  doc = base();
+  // Static batches are not planned: the key belongs to dynamic blocks only.
+  doc["variants"][0]["batching"] = {{"kind", "static"}, {"planner", "greedy"}};
+  ps = problems_of(doc);
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].path == "variants[0].batching.planner");
+}
+
 TEST_CASE("a token budget smaller than a sample is refused before anything runs", "[config]") {
   auto doc = base();
   doc["variants"][1]["batching"]["max_tokens"] = 20;

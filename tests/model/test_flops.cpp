@@ -13,3 +13,15 @@ TEST_CASE("forward FLOPs follow the documented formula", "[model]") {
   CHECK(forward_flops(m, 1, 16) == Approx(2 * per_layer + head));
   CHECK(forward_flops(m, 4, 16) == Approx(4 * (2 * per_layer + head)));
 }
+
+TEST_CASE("the cost planner's model reads the FLOP count exactly", "[model]") {
+  auto m = testing::tiny_model();  // L=2, H=128, F=512, C=3
+  const batch_cost_model c = batch_cost_model_of(m, /*per_batch=*/0);
+  // Per layer per token, linear: 2·H·3H + 2·H² + 4·H·F; attention per token²: 4·H.
+  const double linear = 2 * (2.0 * 128 * 384 + 2.0 * 128 * 128 + 4.0 * 128 * 512);
+  CHECK(c.attention == Approx(2 * 4.0 * 128 / linear));
+  CHECK(c.per_row == Approx((2.0 * 128 * 128 + 2.0 * 128 * 3) / linear));
+  for (int64_t b : {1, 3, 8})
+    for (int64_t s : {1, 16, 200}) CHECK(c.cost(b, s) * linear == Approx(forward_flops(m, b, s)));
+  CHECK(batch_cost_model_of(m, 40).cost(2, 16) == Approx(c.cost(2, 16) + 40));
+}

@@ -1,6 +1,7 @@
 // Dynamic batching, pooling, the result cache and the server scenario, end to end on bert-tiny.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 
 #include "config/config_parser.hpp"
@@ -69,6 +70,39 @@ TEST_CASE("dynamic batches restore sample order, pool buffers and serve repeats 
   CHECK(cached.real_tokens < dyn.real_tokens);  // repeats were not computed
   CHECK(cached.check.rel_l2 <= 1e-5);
   CHECK(out.outputs.at("dynamic-pool-cache").sizes() == torch::IntArrayRef({40, 2}));
+}
+
+TEST_CASE("greedy and cost planners side by side: the cost planner reports what it assumed", "[runner]") {
+  auto doc = dynamic_config();
+  doc["workload"]["duplicate_fraction"] = 0.0;
+  doc["measure"] = {{"warmup", 0}, {"repetitions", 1}};
+  doc["variants"] = nlohmann::ordered_json::parse(R"([
+    {"name": "greedy", "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16, "planner": "greedy"}},
+    {"name": "cost", "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16}}
+  ])");
+  doc["baseline"] = "greedy";
+  const config cfg = parse_config_text(doc.dump(), "", device_caps{0, true});
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  CHECK(r.all_passed());
+  const auto& greedy = named(r, "greedy");
+  const auto& cost = named(r, "cost");
+  CHECK_THAT(greedy.batching, Catch::Contains("planner=greedy"));
+  CHECK_THAT(cost.batching, Catch::Contains("planner=cost"));
+  CHECK(cost.check.rel_l2 <= 1e-5);  // other batches, the same outputs in sample order
+  CHECK(cost.real_tokens == greedy.real_tokens);
+  CHECK(find_metric(greedy.metrics, "planner_batch_overhead") == nullptr);
+  const metric* overhead = find_metric(cost.metrics, "planner_batch_overhead");
+  REQUIRE(overhead != nullptr);
+  CHECK(overhead->value >= 0);
+  CHECK_THAT(overhead->note, Catch::Contains("fitted") || Catch::Contains("default"));
+  const metric* ms = find_metric(cost.metrics, "planner_batch_overhead_ms");
+  REQUIRE(ms != nullptr);
+  if (overhead->note.rfind("fitted", 0) == 0) CHECK(ms->value >= 0);
+  CHECK(std::any_of(cost.notes.begin(), cost.notes.end(), [](const std::string& n) {
+    return n.find("cost planner: per batch") != std::string::npos;
+  }));
 }
 
 TEST_CASE("the server scenario completes within its bounds and checks what it served", "[runner]") {
