@@ -50,6 +50,35 @@ planner_calibration fallback(const model_config& m, const std::string& why) {
 
 }  // namespace
 
+overhead_fit fit_overhead(double one_row_s, double full_s, int64_t rows, double row_units) {
+  overhead_fit f;
+  const auto timings = [&] { return fmt::format("1 row {:.3f} ms, {} rows {:.3f} ms", one_row_s * 1e3, rows, full_s * 1e3); };
+  const double row_s = (full_s - one_row_s) / static_cast<double>(rows - 1);
+  if (!(rows > 1) || !(row_s > 0) || !(row_units > 0)) {
+    f.rejected = fmt::format("{} rows timed no slower than 1 (too noisy to fit; {})", rows, timings());
+    return f;
+  }
+  f.token_s = row_s / row_units;
+  // No intercept means the full batch cost more than linearly (caches) or the timings were
+  // disturbed; an overhead of 0 would cut one batch per length, so the default is safer.
+  f.overhead_s = one_row_s - row_s;
+  if (!(f.overhead_s > 0)) {
+    f.rejected = fmt::format("the fit found no per-batch overhead ({})", timings());
+    return f;
+  }
+  f.per_batch = f.overhead_s / f.token_s;
+  // A batch that costs more than the work of all its rows: measured on a quiet 2-core machine the
+  // fit is 41–64 token-equivalents against ~2800 for a full batch; under a concurrent build it
+  // once gave ~3800, which would plan batches as greedily as possible.
+  if (f.per_batch > static_cast<double>(rows) * row_units) {
+    f.rejected = fmt::format("the fitted overhead, {:.0f} token-equivalents, exceeds the full batch's own work ({:.0f}): "
+                             "the timing was disturbed ({})",
+                             f.per_batch, static_cast<double>(rows) * row_units, timings());
+    return f;
+  }
+  return f;
+}
+
 planner_calibration default_planner_calibration(const model_config& m) {
   planner_calibration c;
   c.model = batch_cost_model_of(m, defaults::planner_batch_overhead_tokens);
@@ -87,20 +116,11 @@ planner_calibration calibrate_planner(executor_base& exec, const std::string& se
   }
   planner_calibration c;
   c.model = batch_cost_model_of(m, 0);
-  const double row_s = (tn - t1) / static_cast<double>(rows - 1);
-  if (!(row_s > 0))
-    return fallback(m, fmt::format("{} rows timed no slower than 1 (too noisy to fit)", rows));
-  const double row_units = c.model.cost(1, s) - c.model.per_batch;
-  const double token_s = row_s / row_units;
-  // No intercept means the full batch cost more than linearly (caches) or the timings were
-  // disturbed; an overhead of 0 would cut one batch per length, so the default is safer.
-  const double overhead_s = t1 - row_s;
-  if (!(overhead_s > 0))
-    return fallback(m, fmt::format("the fit found no per-batch overhead (1 row {:.3f} ms, {} rows {:.3f} ms)",
-                                   t1 * 1e3, rows, tn * 1e3));
-  c.model.per_batch = overhead_s / token_s;
-  c.overhead_ms = overhead_s * 1e3;
-  c.token_ms = token_s * 1e3;
+  const overhead_fit fit = fit_overhead(t1, tn, rows, c.model.cost(1, s) - c.model.per_batch);
+  if (!fit.rejected.empty()) return fallback(m, fit.rejected);
+  c.model.per_batch = fit.per_batch;
+  c.overhead_ms = fit.overhead_s * 1e3;
+  c.token_ms = fit.token_s * 1e3;
   c.method = fmt::format(
       "fitted: {} forward of 1 and of {} rows x {} tokens, best of {} each ({:.3f} and {:.3f} ms)", setting,
       rows, s, calibration_repeats, t1 * 1e3, tn * 1e3);

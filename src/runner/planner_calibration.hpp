@@ -27,6 +27,18 @@ struct planner_calibration {
   std::string method;      // how per_batch was obtained, one line for the report
 };
 
+// The fit itself, from the best time of one row and of `rows` rows (seconds) and one row's
+// modelled cost without the per-batch term (token-equivalents). `rejected` says why the fit is
+// not usable (empty when it is): the full batch no slower than one row, no positive overhead,
+// or an overhead above the full batch's own modelled work, which only a disturbed timing gives.
+struct overhead_fit {
+  double per_batch = 0;   // token-equivalents
+  double overhead_s = 0;  // per batch
+  double token_s = 0;     // per token-equivalent
+  std::string rejected;
+};
+overhead_fit fit_overhead(double one_row_s, double full_s, int64_t rows, double row_units);
+
 // The documented default (config_defaults.hpp), for runs that do not calibrate.
 planner_calibration default_planner_calibration(const model_config& m);
 
