@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/ceilings.hpp"
 #include "stats/mann_whitney.hpp"
 #include "stats/summary.hpp"
 
@@ -27,19 +28,13 @@ std::vector<double> finite_samples(const summary& s) {
   return out;
 }
 
-double ceiling_of(const run_result& r, const std::string& dtype) {
-  for (const auto& c : r.environment.ceilings)
-    if (c.dtype == dtype && std::isfinite(c.gflops) && c.gflops > 0) return c.gflops;
-  return not_a_number;
-}
-
 // The samples a verdict is drawn from: samples/s, or per GFLOP/s of the run's ceiling of the
 // variant's dtype (--normalize ceiling; none when the run measured no such ceiling).
 std::vector<double> compared_samples(const variant_result& v, const run_result& run, const compare_options& o) {
   std::vector<double> samples = finite_samples(v.throughput);
   if (o.normalize == normalization::none) return samples;
   const std::string dtype = v.compute_dtype.empty() ? compute_dtype_of_label(v.precision) : v.compute_dtype;
-  const double c = ceiling_of(run, dtype);
+  const double c = measured_ceiling(run.environment, dtype);
   if (!std::isfinite(c)) return {};
   for (double& x : samples) x /= c;
   return samples;
@@ -52,7 +47,7 @@ compared_side side_of(const variant_result& v, const run_result& run, const comp
   s.check_status = v.check.status;
   s.rel_l2 = v.check.rel_l2;
   s.compute_dtype = v.compute_dtype.empty() ? compute_dtype_of_label(v.precision) : v.compute_dtype;
-  if (o.normalize == normalization::ceiling) s.ceiling_gflops = ceiling_of(run, s.compute_dtype);
+  if (o.normalize == normalization::ceiling) s.ceiling_gflops = measured_ceiling(run.environment, s.compute_dtype);
   const std::vector<double> samples = compared_samples(v, run, o);
   s.n = static_cast<int64_t>(samples.size());
   const geomean_interval g = geomean_ci(samples);

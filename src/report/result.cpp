@@ -1,5 +1,9 @@
 #include "report/result.hpp"
 
+#include <cmath>
+
+#include "report/ceilings.hpp"
+
 #include <algorithm>
 
 namespace attnbench {
@@ -35,6 +39,12 @@ std::string compute_dtype_of_label(const std::string& precision) {
   if (precision == "amp-bf16" || precision == "bf16") return "bf16";
   if (precision == "amp-fp16" || precision == "fp16") return "fp16";
   return "";
+}
+
+double measured_ceiling(const environment_info& env, const std::string& dtype) {
+  for (const auto& c : env.ceilings)
+    if (c.dtype == dtype && std::isfinite(c.gflops) && c.gflops > 0) return c.gflops;
+  return not_a_number;
 }
 
 bool run_result::all_passed() const {

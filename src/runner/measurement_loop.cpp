@@ -8,6 +8,7 @@
 
 #include "common/cpu_info.hpp"
 #include "parallel/distributed_world.hpp"
+#include "report/ceilings.hpp"
 #include "runner/pass_statistics.hpp"
 #include "runner/timed_rounds.hpp"
 #include "runner/variant_traits.hpp"
@@ -64,12 +65,6 @@ std::optional<skip_verdict> label_or_skip(const config& cfg, scenario_base& scen
   return std::nullopt;
 }
 
-double fp32_ceiling(const environment_info& env) {
-  for (const auto& c : env.ceilings)
-    if (c.dtype == "fp32") return c.gflops;
-  return not_a_number;
-}
-
 // What the device a variant computes on changes about its precision, said beside it in every
 // report: what "amp" became and why, the CPU features it lacks (never assumed: read from the
 // environment's detected features), and a measured ceiling below fp32's.
@@ -84,7 +79,7 @@ void note_hardware(const environment_info& env, const variant_config& vc, varian
     if (auto note = slow_dtype_note(cpu, dtype)) r.notes.push_back(*note);
   }
   // Measured, whatever the features say: reduced precision that multiplies slower than fp32.
-  const double own = ceiling_for(env, vc), fp32 = fp32_ceiling(env);
+  const double own = ceiling_for(env, vc), fp32 = measured_ceiling(env, "fp32");
   if (dtype != "fp32" && std::isfinite(own) && std::isfinite(fp32) && own < fp32)
     r.notes.push_back(fmt::format("warning: the measured {} matmul ceiling ({:.3g} GFLOP/s) is below fp32's "
                                   "({:.3g} GFLOP/s) on this device: {} costs time here",

@@ -99,9 +99,7 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
   env.config = cfg.raw;
   if (options.measure_ceilings) {
     const auto ceiling = [&](const std::string& dtype_name) {
-      const torch::ScalarType dtype = dtype_name == "bf16"   ? torch::kBFloat16
-                                      : dtype_name == "fp16" ? torch::kHalf
-                                                             : torch::kFloat;
+      const torch::ScalarType dtype = scalar_type_of(dtype_name);
       // A dtype the CPU has no instructions for runs a reference GEMM at ~1 GFLOP/s (a Zen 3's
       // bf16): a smaller GEMM measures the same rate in milliseconds instead of seconds.
       const bool slow = !device.is_cuda() && slow_dtype_note(cpu, dtype_name).has_value();

@@ -1,6 +1,7 @@
 #include "runner/variant_traits.hpp"
 
 #include "config/technique_catalog.hpp"
+#include "report/ceilings.hpp"
 #include "techniques/registry.hpp"
 
 namespace attnbench {
@@ -35,15 +36,15 @@ std::string compute_dtype_name(const variant_config& v) {
 }
 
 torch::Dtype compute_scalar_type(const variant_config& v) {
-  const std::string name = compute_dtype_name(v);
-  return name == "bf16" ? torch::kBFloat16 : name == "fp16" ? torch::kHalf : torch::kFloat;
+  return scalar_type_of(compute_dtype_name(v));
+}
+
+torch::Dtype scalar_type_of(const std::string& dtype_name) {
+  return dtype_name == "bf16" ? torch::kBFloat16 : dtype_name == "fp16" ? torch::kHalf : torch::kFloat;
 }
 
 double ceiling_for(const environment_info& env, const variant_config& v) {
-  const std::string want = compute_dtype_name(v);
-  for (const auto& c : env.ceilings)
-    if (c.dtype == want) return c.gflops;
-  return not_a_number;
+  return measured_ceiling(env, compute_dtype_name(v));
 }
 
 }  // namespace attnbench

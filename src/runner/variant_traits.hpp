@@ -21,6 +21,7 @@ double tolerance_for(const config& cfg, const variant_config& v);
 // "fp32", "bf16" or "fp16": the dtype of the matmuls the variant runs.
 std::string compute_dtype_name(const variant_config& v);
 torch::Dtype compute_scalar_type(const variant_config& v);  // the same, as a LibTorch dtype
+torch::Dtype scalar_type_of(const std::string& dtype_name);  // "bf16" → kBFloat16, "fp16" → kHalf, else kFloat
 
 // The measured matmul ceiling of the variant's compute dtype (GFLOP/s), NaN when not measured.
 double ceiling_for(const environment_info& env, const variant_config& v);

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/ceilings.hpp"
+
 namespace attnbench {
 namespace {
 
@@ -19,15 +21,9 @@ bool has(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-double ceiling_of(const environment_info& env, const std::string& dtype) {
-  for (const auto& c : env.ceilings)
-    if (c.dtype == dtype && std::isfinite(c.gflops)) return c.gflops;
-  return not_a_number;
-}
-
 // ", measured matmul ceilings bf16 441 and fp32 199 GFLOP/s" or "" when not both measured.
 std::string ceilings_text(const environment_info& env, const std::string& reduced) {
-  const double r = ceiling_of(env, reduced), f = ceiling_of(env, "fp32");
+  const double r = measured_ceiling(env, reduced), f = measured_ceiling(env, "fp32");
   if (!std::isfinite(r) || !std::isfinite(f)) return " (matmul ceilings not measured in this process)";
   return fmt::format(" (measured matmul ceilings: {} {:.3g}, fp32 {:.3g} GFLOP/s)", reduced, r, f);
 }
