@@ -12,6 +12,7 @@
 #include "model/attention_impls.hpp"
 #include "report/file_output.hpp"
 #include "runner/attention_bench.hpp"
+#include "runner/matmul_ceiling.hpp"
 #include "core/device.hpp"
 
 namespace fs = std::filesystem;
@@ -49,6 +50,7 @@ void setup_attention(CLI::App& app, attention_command_options& opts) {
   opts.seq.assign(attention_default_seq.begin(), attention_default_seq.end());
   opts.causal = {"false"};
   opts.dtype = {"fp32"};
+  opts.valid = {1.0};
   opts.warmup = attention_default_warmup;
   opts.repetitions = attention_default_repetitions;
   cmd->add_option("--batch", opts.batch, "Batch sizes, comma-separated")
@@ -74,6 +76,11 @@ void setup_attention(CLI::App& app, attention_command_options& opts) {
   cmd->add_option("--dtype", opts.dtype, "fp32, bf16, fp16")
       ->delimiter(',')
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
+  cmd->add_option("--valid", opts.valid,
+                  "Shares of each sample's keys that are real, the rest key padding (1: no mask), e.g. 1,0.5")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--impl", opts.impls,
                   "Implementations to run (default: all; naive, sdpa-math, sdpa-flash, ...)")
@@ -126,7 +133,7 @@ int run_attention(const attention_command_options& opts) {
 
   attention_bench_options o;
   o.device = resolve_device(opts.device);
-  o.grid = {opts.batch, opts.heads, opts.seq, opts.head_dim, {}, opts.dtype};
+  o.grid = {opts.batch, opts.heads, opts.seq, opts.head_dim, {}, opts.dtype, opts.valid};
   for (const auto& c : opts.causal) o.grid.causal.push_back(c == "true");
   o.impls = opts.impls;
   o.warmup = opts.warmup;
@@ -138,13 +145,20 @@ int run_attention(const attention_command_options& opts) {
 
   out.info(
       fmt::format("attnbench: attention over {} points on {}", grid_points(o.grid).size(), o.device.str()));
+  // The yardstick for "Of ceiling", measured here, in this run, per dtype of the grid.
+  for (const auto& dtype : opts.dtype) {
+    const auto c = measure_matmul_ceiling(o.device, attention_dtype(dtype), default_ceiling_size(o.device),
+                                          attention_ceiling_repeats);
+    o.ceilings.push_back({c.dtype, c.gflops});
+    out.log(fmt::format("matmul ceiling {}: {:.1f} GFLOP/s ({}³)", c.dtype, c.gflops, c.size));
+  }
   const auto rows = run_attention_bench(o);
   const std::string md = fmt::format("# Attention implementations on {} ({})\n\n{}", device_name(o.device),
-                                     o.device.str(), attention_markdown(rows));
+                                     o.device.str(), attention_markdown(rows, o.ceilings));
   fs::create_directories(dir);
   write_file_atomic(dir / "attention.md", md);
   write_file_atomic(dir / "attention.csv", attention_csv(rows));
-  fmt::print("{}\n", attention_markdown(rows));
+  fmt::print("{}\n", attention_markdown(rows, o.ceilings));
   out.info(fmt::format("wrote attention.md and attention.csv to {}", dir.string()));
   const bool failed = std::any_of(rows.begin(), rows.end(),
                                   [](const attention_row& r) { return r.status == attention_status::fail; });

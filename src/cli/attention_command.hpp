@@ -15,6 +15,7 @@ struct attention_command_options {
   std::vector<int64_t> batch, heads, seq, head_dim;
   std::vector<std::string> causal;  // "false" / "true"
   std::vector<std::string> dtype;
+  std::vector<double> valid;  // shares of real keys per sample
   std::vector<std::string> impls;
   int64_t warmup = 0;
   int64_t repetitions = 0;

@@ -16,7 +16,17 @@ std::string to_string(precision_kind p) {
   return "fp32";
 }
 
-std::string to_string(attention_kind a) { return a == attention_kind::naive ? "naive" : "sdpa"; }
+std::string to_string(attention_kind a) {
+  switch (a) {
+    case attention_kind::naive:
+      return "naive";
+    case attention_kind::custom:
+      return "custom";
+    case attention_kind::sdpa:
+      break;
+  }
+  return "sdpa";
+}
 
 std::string to_string(sdpa_backend b) {
   switch (b) {

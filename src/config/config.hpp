@@ -20,7 +20,8 @@ namespace attnbench {
 inline constexpr int config_schema_version = 1;
 
 enum class precision_kind { fp32, amp_bf16, amp_fp16 };
-enum class attention_kind { naive, sdpa };
+// custom: one of kernels/'s kernels (kernels/kernel_catalog.hpp), named by the variant's `kernel`.
+enum class attention_kind { naive, sdpa, custom };
 enum class sdpa_backend { auto_select, flash, efficient, math, cudnn };
 enum class padding_kind { max_length, longest };
 enum class length_kind { fixed, uniform, lognormal, file };
@@ -29,7 +30,7 @@ enum class planner_kind { greedy, cost };
 enum class checkpoint_policy { none, every, sqrt };
 
 std::string to_string(precision_kind p);   // "fp32", "amp-bf16", "amp-fp16"
-std::string to_string(attention_kind a);   // "naive", "sdpa"
+std::string to_string(attention_kind a);   // "naive", "sdpa", "custom"
 std::string to_string(sdpa_backend b);     // "auto", "flash", "efficient", "math", "cudnn"
 std::string to_string(padding_kind p);     // "max_length", "longest"
 std::string to_string(length_kind l);      // "fixed", "uniform", "lognormal", "file"
@@ -50,6 +51,7 @@ struct model_config {
   int64_t num_labels = 0;
   double layer_norm_eps = 0;
   attention_kind attention = attention_kind::sdpa;  // default for variants that don't say
+  std::string kernel;  // custom attention: the kernel's name; "" = the device's (kernels/kernel_catalog.hpp)
   sdpa_backend backend = sdpa_backend::auto_select;
   bool causal = false;
   uint64_t seed = 0;           // weight initialisation seed
@@ -178,6 +180,7 @@ struct variant_config {
   bool precision_auto = false;
   std::string precision_choice;
   attention_kind attention = attention_kind::sdpa;
+  std::string kernel;  // custom attention: the kernel's name; "" = the device's (kernels/kernel_catalog.hpp)
   sdpa_backend backend = sdpa_backend::auto_select;
   batching_config batching;
   std::optional<offload_config> offload;  // set when the variant has an enabled offload block

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "kernels/kernel_catalog.hpp"
 #include "config/config_defaults.hpp"
 #include "config/hf_config.hpp"
 #include "config/profile_config.hpp"
@@ -128,7 +129,13 @@ names precision_values() {
   all.insert(all.begin() + static_cast<std::ptrdiff_t>(all_precisions.size()), amp_auto_precision);
   return all;
 }
-constexpr std::array all_attentions{attention_kind::naive, attention_kind::sdpa};
+// What "attention" may be: the built-in cores, "custom" (the device's kernel) and every kernel's
+// name (kernels/kernel_catalog.hpp).
+names attention_names() {
+  names all{"naive", "sdpa", "custom"};
+  for (const auto& k : kernel_catalog) all.emplace_back(k.name);
+  return all;
+}
 constexpr std::array all_backends{sdpa_backend::auto_select, sdpa_backend::flash, sdpa_backend::efficient,
                                   sdpa_backend::math, sdpa_backend::cudnn};
 constexpr std::array all_paddings{padding_kind::max_length, padding_kind::longest};
@@ -538,7 +545,7 @@ class config_reader {
     assign(mc.type_vocab_size, m.integer("type_vocab_size", 1));
     assign(mc.num_labels, m.integer("num_labels", 1));
     assign(mc.layer_norm_eps, m.number("layer_norm_eps", 0, true));
-    assign(mc.attention, m.enumeration("attention", all_attentions));
+    read_attention(m, mc.attention, mc.kernel);
     auto backend = m.enumeration("sdpa_backend", all_backends);
     assign(mc.backend, backend);
     assign(mc.causal, m.boolean("causal"));
@@ -574,7 +581,7 @@ class config_reader {
     if (m.has("config"))
       for (const auto& key : hf_dim_keys)
         if (m.has(key)) m.add(key, "not allowed with model.config: config.json gives the model's shape");
-    assign(mc.attention, m.enumeration("attention", all_attentions));
+    read_attention(m, mc.attention, mc.kernel);
     auto backend = m.enumeration("sdpa_backend", all_backends);
     assign(mc.backend, backend);
     if (backend) check_backend(m, mc.attention, *backend);
@@ -609,12 +616,41 @@ class config_reader {
     return true;
   }
 
+  // "attention": naive, sdpa, custom (the device's kernel) or a kernel's name.
+  void read_attention(const object_reader& obj, attention_kind& kind, std::string& kernel) {
+    const auto name = obj.choice("attention", attention_names());
+    if (!name) return;
+    kernel.clear();
+    if (*name == "naive") {
+      kind = attention_kind::naive;
+    } else if (*name == "sdpa") {
+      kind = attention_kind::sdpa;
+    } else {
+      kind = attention_kind::custom;
+      if (*name != "custom") kernel = *name;
+    }
+  }
+
+  // A custom kernel must run on the config's device and only forward.
+  void check_kernel(const object_reader& obj, attention_kind attention, const std::string& kernel) {
+    if (attention != attention_kind::custom) return;
+    if (cfg_.scenario == "train")
+      obj.add("attention", fmt::format("{} is a forward-only kernel; the train scenario needs a backward "
+                                       "(use \"sdpa\" or \"naive\")",
+                                       quote(kernel.empty() ? "custom" : kernel)));
+    if (kernel.empty() || !on_cpu_) return;
+    for (const auto& k : kernel_catalog)
+      if (k.name == kernel && (k.device == "cuda") == *on_cpu_)
+        obj.add("attention", fmt::format("kernel {} runs on {}; device {} {}", quote(kernel), k.device,
+                                         quote(cfg_.device), *on_cpu_ ? "runs on the CPU" : "is a CUDA device"));
+  }
+
   // An explicit sdpa_backend must suit the attention it goes with and the device it runs on.
   void check_backend(const object_reader& obj, attention_kind attention, sdpa_backend backend) {
-    if (attention == attention_kind::naive && backend != sdpa_backend::auto_select)
+    if (attention != attention_kind::sdpa && backend != sdpa_backend::auto_select)
       obj.add("sdpa_backend", fmt::format("{} applies only to attention \"sdpa\"; attention "
-                                          "here is \"naive\"",
-                                          quote(to_string(backend))));
+                                          "here is {}",
+                                          quote(to_string(backend)), quote(to_string(attention))));
     else if (on_cpu_.value_or(false) &&
              (backend == sdpa_backend::efficient || backend == sdpa_backend::cudnn))
       obj.add("sdpa_backend", fmt::format("{} needs a CUDA device; device {} runs on the CPU",
@@ -819,11 +855,12 @@ class config_reader {
     vc.precision = defaults::precision;
     read_precision(v, vc);
     vc.attention = cfg_.model.attention;
-    assign(vc.attention, v.enumeration("attention", all_attentions));
+    vc.kernel = cfg_.model.kernel;
+    read_attention(v, vc.attention, vc.kernel);
     auto backend = v.enumeration("sdpa_backend", all_backends);
-    // A naive variant under an sdpa model default has no backend to inherit.
-    vc.backend = backend.value_or(vc.attention == attention_kind::naive ? sdpa_backend::auto_select
-                                                                        : cfg_.model.backend);
+    // A naive or custom variant under an sdpa model default has no backend to inherit.
+    vc.backend = backend.value_or(vc.attention != attention_kind::sdpa ? sdpa_backend::auto_select
+                                                                       : cfg_.model.backend);
     vc.pending = v.string("pending");
 
     read_batching(v.object("batching"), vc.batching);
@@ -864,6 +901,7 @@ class config_reader {
     if (vc.parallel && vc.pipeline)
       v.add("pipeline", "not supported together with parallel in one variant: use one or the other");
     if (backend) check_backend(v, vc.attention, *backend);
+    check_kernel(v, vc.attention, vc.kernel);
     check_technique_options(v, vc);
     if (vc.precision == precision_kind::amp_fp16 && on_cpu_.value_or(false) && !caps_.cpu_amp_fp16)
       v.add("precision", fmt::format("amp-fp16 on the CPU needs a LibTorch whose CPU autocast "

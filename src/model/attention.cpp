@@ -7,6 +7,8 @@
 #include <limits>
 
 #include "core/sdpa_backend_guard.hpp"
+#include "kernels/kernel_catalog.hpp"
+#include "model/attention_impls.hpp"
 
 namespace attnbench {
 
@@ -15,6 +17,18 @@ attention_mask make_attention_mask(const torch::Tensor& padding_mask, bool causa
   mask.causal = causal;
   if (!padding_mask.defined()) return mask;  // no padding: SDPA may use its mask-free kernels
   const int64_t seq = padding_mask.size(1);
+  if (kind == attention_kind::custom) {
+    // Key lengths, not a mask: the kernel never reads a padded key. That needs the real tokens
+    // first in every sample.
+    const auto real = padding_mask.ne(0);                                       // (B, S)
+    mask.key_lengths = real.sum(1).to(torch::kLong);                            // (B)
+    const auto prefix = torch::arange(seq, mask.key_lengths.options()).unsqueeze(0) <
+                        mask.key_lengths.unsqueeze(1);                          // (B, S)
+    const auto wrong = (prefix != real).any(1).nonzero();
+    TORCH_CHECK(wrong.numel() == 0, "custom attention takes right-padded batches (real tokens first); sample ",
+                wrong.numel() ? wrong[0].item<int64_t>() : -1, " of the batch is not");
+    return mask;
+  }
   // (B, S) → (B, 1, 1, S): a query may look at every real key.
   torch::Tensor keep = padding_mask.to(torch::kBool).view({padding_mask.size(0), 1, 1, seq});
   if (causal) {
@@ -58,8 +72,9 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const attention
     k = qkv[1];
     v = qkv[2];
   }
-  torch::Tensor context = how.kind == attention_kind::naive ? naive_core(q, k, v, mask)
-                                                            : sdpa_core(q, k, v, mask, how);  // (B, h, S, d)
+  torch::Tensor context = how.kind == attention_kind::naive    ? naive_core(q, k, v, mask)
+                          : how.kind == attention_kind::custom ? custom_core(q, k, v, mask, how)
+                                                               : sdpa_core(q, k, v, mask, how);  // (B, h, S, d)
   RECORD_USER_SCOPE("attention.out_proj");
   context = context.transpose(1, 2).reshape({batch, seq, hidden_});  // (B, S, H)
   return out_proj_(context);
@@ -115,6 +130,18 @@ torch::Tensor SelfAttentionImpl::sdpa_core(const torch::Tensor& q, const torch::
                 " ", q.scalar_type(), " on ", q.device(), keep ? ", with a padding mask" : "",
                 "); choose another backend or \"auto\". LibTorch said: ", e.what_without_backtrace());
   }
+}
+
+torch::Tensor SelfAttentionImpl::custom_core(const torch::Tensor& q, const torch::Tensor& k,
+                                             const torch::Tensor& v, const attention_mask& mask,
+                                             const attention_settings& how) {
+  RECORD_USER_SCOPE("attention.custom");
+  TORCH_CHECK(!is_training() || dropout_ == 0.0, "custom attention has no dropout: it runs in inference only");
+  const std::string name = how.kernel.empty() ? std::string(default_kernel(q.is_cuda())) : how.kernel;
+  const auto impl = find_attention_impl(name);
+  TORCH_CHECK(impl, "no attention kernel named \"", name, "\"");
+  if (auto why = impl->unavailable(q.device())) TORCH_CHECK(false, *why);
+  return impl->run(q, k, v, mask.causal, mask.key_lengths);  // (B, h, S, d)
 }
 
 std::string sdpa_backend_choice(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

@@ -2,10 +2,11 @@
 //   naive           explicit softmax(Q·Kᵀ/√d)·V, materialising the (B, H, S, S) scores;
 //   sdpa-<backend>  at::scaled_dot_product_attention restricted to one backend (math, flash;
 //                   efficient and cudnn on CUDA);
-//   anything registered with register_attention_impl(): a kernel from kernels/ registers itself
-//   there (one call from its file's registration function), next to its CPU reference.
-// Every implementation takes q, k, v of shape (B, H, S, D) in one dtype and returns (B, H, S, D).
-// reference_attention() is the float64 ground truth each one is validated against.
+//   the kernels of kernels/ (kernels/kernels.cpp lists them: cpu-flash, cuda-flash2);
+//   anything registered with register_attention_impl() (a test's planted implementation).
+// Every implementation takes q, k, v of shape (B, H, S, D) in one dtype, and optionally per-sample
+// key lengths (B): keys at or after key_lengths[b] are padding, masked out. It returns
+// (B, H, S, D). reference_attention() is the float64 ground truth each one is validated against.
 #pragma once
 
 #include <functional>
@@ -22,19 +23,29 @@ struct attention_impl {
   // Why this implementation cannot run on `device` at all (nullopt: it can). Shape-specific
   // refusals are thrown by `run` and reported per point.
   std::function<std::optional<std::string>(torch::Device device)> unavailable;
+  // key_lengths: undefined (no padding) or (B) integers in [1, S].
   std::function<torch::Tensor(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                              bool causal)>
+                              bool causal, const torch::Tensor& key_lengths)>
       run;
   // Bytes of the intermediates it materialises beyond inputs and output (for a memory cap):
   // naive's (B, H, S, S) scores and probabilities; 0 when unknown or O(S).
   std::function<int64_t(int64_t batch, int64_t heads, int64_t seq, int64_t element_size)> scratch_bytes;
+  // Optional: which of its code paths runs for these inputs on `device` (a kernel that picks one
+  // from the CPU's features says which, so a report can show it). Empty: one path only.
+  std::function<std::string(torch::Device device, c10::ScalarType dtype, int64_t head_dim)> code_path;
 };
 
-// softmax(q·kᵀ/√d [+ causal mask])·v computed in float64 on the CPU.
-torch::Tensor reference_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                  bool causal);
+// (B) key lengths → the (B, 1, 1, S) boolean mask of real keys (true: attend).
+torch::Tensor key_padding_mask(const torch::Tensor& key_lengths, int64_t seq, torch::Device device);
 
-// naive and the SDPA backends, then every registered implementation.
+// softmax(q·kᵀ/√d [+ causal mask] [+ key padding])·v computed in float64 on the CPU.
+torch::Tensor reference_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                  bool causal, const torch::Tensor& key_lengths = {});
+
+// The implementation named `name` (built-in, kernel or registered), or nullopt.
+std::optional<attention_impl> find_attention_impl(const std::string& name);
+
+// naive and the SDPA backends, the kernels of kernels/, then every registered implementation.
 std::vector<attention_impl> attention_impls();
 
 // Adds an implementation (a custom kernel, or a test's planted one) to attention_impls().

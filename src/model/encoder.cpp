@@ -67,6 +67,7 @@ EncoderClassifierImpl::EncoderClassifierImpl(const model_config& cfg) : cfg_(cfg
   how_.kind = cfg.attention;
   how_.backend = cfg.backend;
   how_.causal = cfg.causal;
+  how_.kernel = cfg.kernel;
   embeddings_ = register_module("embeddings", Embeddings(cfg));
   layers_ = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < cfg.layers; ++i) layers_->push_back(EncoderLayer(cfg));

@@ -16,6 +16,17 @@ double forward_flops(const model_config& m, int64_t batch, int64_t padded_length
   return static_cast<double>(batch) * (static_cast<double>(m.layers) * per_layer + head);
 }
 
+double forward_flops_real_keys(const model_config& m, const std::vector<int64_t>& key_lengths, int64_t padded_length) {
+  const double s = static_cast<double>(padded_length);
+  const double h = static_cast<double>(m.hidden);
+  // Everything but the attention core, for every row: forward_flops minus its 4·S²·H per layer.
+  const double rows = static_cast<double>(key_lengths.size());
+  double flops = forward_flops(m, static_cast<int64_t>(key_lengths.size()), padded_length) -
+                 rows * static_cast<double>(m.layers) * 4 * s * s * h;
+  for (int64_t l : key_lengths) flops += static_cast<double>(m.layers) * 4 * s * static_cast<double>(l) * h;
+  return flops;
+}
+
 batch_cost_model batch_cost_model_of(const model_config& m, double per_batch) {
   // Per sequence, forward_flops is head + linear·S + attention·S²: three points fix it exactly.
   const double f0 = forward_flops(m, 1, 0);

@@ -7,9 +7,11 @@
 //   per sequence: pooler 2·H² + classifier 2·H·C
 // Padding tokens are computed, so they count: this is the work the hardware did, not the useful
 // work. Causal attention is counted in full too (the naive core computes the whole S×S matrix).
+// A core that never computes padded keys is counted by forward_flops_real_keys instead.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "config/config.hpp"
 #include "workload/cost_planner.hpp"
@@ -17,6 +19,11 @@
 namespace attnbench {
 
 double forward_flops(const model_config& m, int64_t batch, int64_t padded_length);
+
+// The same for a batch whose attention skips padded keys (the custom kernels: per-sample key
+// lengths): the linear layers still compute every padded token, Q·Kᵀ and P·V only each row's
+// real keys, 2·S·L·H each for a row of L real tokens.
+double forward_flops_real_keys(const model_config& m, const std::vector<int64_t>& key_lengths, int64_t padded_length);
 
 // The cost planner's model (workload/cost_planner.hpp) from forward_flops: per sequence
 // forward_flops(m, 1, S) = head + linear·S + attention·S², read off exactly at S = 0, 1, 2, and

@@ -18,10 +18,12 @@ namespace attnbench {
 
 // The labels the model records. A layer is one "encoder.layer" region.
 inline constexpr std::string_view layer_region = "encoder.layer";
-// Inside a layer, in forward order. Naive attention records scores … context; SDPA records sdpa.
-inline constexpr std::array<std::string_view, 10> layer_regions{
-    "attention.qkv_proj", "attention.scores", "attention.mask",     "attention.softmax", "attention.dropout",
-    "attention.context",  "attention.sdpa",   "attention.out_proj", "layernorm",         "ffn"};
+// Inside a layer, in forward order. Naive attention records scores … context; SDPA records sdpa;
+// a kernel from kernels/ ("attention": "custom") records custom.
+inline constexpr std::array<std::string_view, 11> layer_regions{
+    "attention.qkv_proj", "attention.scores", "attention.mask",   "attention.softmax",  "attention.dropout",
+    "attention.context",  "attention.sdpa",   "attention.custom", "attention.out_proj", "layernorm",
+    "ffn"};
 // Outside the layers.
 inline constexpr std::array<std::string_view, 3> model_regions{"embeddings", "pooler", "classifier"};
 inline constexpr std::string_view unlabelled_region = "unlabelled";

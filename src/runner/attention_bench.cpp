@@ -28,16 +28,17 @@ double relative_l2(const torch::Tensor& out, const torch::Tensor& ref) {
 }
 
 double time_call_ms(const attention_impl& impl, const torch::Tensor& q, const torch::Tensor& k,
-                    const torch::Tensor& v, bool causal, torch::Device device) {
+                    const torch::Tensor& v, bool causal, const torch::Tensor& lengths, torch::Device device) {
   synchronize(device);
   const auto t0 = clock_type::now();
-  impl.run(q, k, v, causal);
+  impl.run(q, k, v, causal, lengths);
   synchronize(device);
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
 void bench_one(attention_row& row, const attention_impl& impl, const torch::Tensor& q, const torch::Tensor& k,
-               const torch::Tensor& v, const torch::Tensor& ref, const attention_bench_options& o) {
+               const torch::Tensor& v, const torch::Tensor& lengths, const torch::Tensor& ref,
+               const attention_bench_options& o) {
   const attention_point& p = row.point;
   row.tolerance = attention_tolerance(p.dtype);
   if (auto why = impl.unavailable ? impl.unavailable(o.device) : std::nullopt) {
@@ -56,8 +57,9 @@ void bench_one(attention_row& row, const attention_impl& impl, const torch::Tens
     return;
   }
   try {
+    if (impl.code_path) row.code_path = impl.code_path(o.device, q.scalar_type(), p.head_dim);
     {
-      torch::Tensor out = impl.run(q, k, v, p.causal);
+      torch::Tensor out = impl.run(q, k, v, p.causal, lengths);
       row.rel_l2 = relative_l2(out, ref);
     }
     if (!(row.rel_l2 <= row.tolerance)) {  // NaN fails too
@@ -69,17 +71,20 @@ void bench_one(attention_row& row, const attention_impl& impl, const torch::Tens
     }
     {
       const peak_memory_scope memory(o.device);
-      impl.run(q, k, v, p.causal);
+      impl.run(q, k, v, p.causal, lengths);
       synchronize(o.device);
       row.peak_bytes = memory.peak_bytes();
     }
-    for (int64_t w = 0; w < o.warmup; ++w) impl.run(q, k, v, p.causal);
+    for (int64_t w = 0; w < o.warmup; ++w) impl.run(q, k, v, p.causal, lengths);
     std::vector<double> ms;
-    for (int64_t r = 0; r < o.repetitions; ++r) ms.push_back(time_call_ms(impl, q, k, v, p.causal, o.device));
+    for (int64_t r = 0; r < o.repetitions; ++r)
+      ms.push_back(time_call_ms(impl, q, k, v, p.causal, lengths, o.device));
     row.repetitions = o.repetitions;
     row.median_ms = median(ms);
     row.min_ms = *std::min_element(ms.begin(), ms.end());
     row.tflops = attention_flops(p) / (row.median_ms / 1e3) / 1e12;
+    for (const auto& c : o.ceilings)
+      if (c.dtype == p.dtype && c.gflops > 0) row.ceiling_share = row.tflops * 1e3 / c.gflops;
   } catch (const c10::OutOfMemoryError& e) {
     row.status = attention_status::oom;
     row.reason = e.what_without_backtrace();
@@ -113,7 +118,8 @@ std::vector<attention_point> grid_points(const attention_grid& g) {
       for (int64_t b : g.batch)
         for (int64_t h : g.heads)
           for (int64_t d : g.head_dim)
-            for (int64_t s : g.seq) out.push_back({b, h, s, d, causal, dtype});
+            for (double valid : g.valid)
+              for (int64_t s : g.seq) out.push_back({b, h, s, d, causal, dtype, valid});
   return out;
 }
 
@@ -128,21 +134,25 @@ std::vector<attention_row> run_attention_bench(const attention_bench_options& o)
   for (std::size_t i = 0; i < points.size(); ++i) {
     const attention_point& p = points[i];
     if (o.log)
-      o.log(fmt::format("B={} H={} S={} D={}{} {}", p.batch, p.heads, p.seq, p.head_dim,
-                        p.causal ? " causal" : "", p.dtype));
+      o.log(fmt::format("B={} H={} S={} D={}{} {}{}", p.batch, p.heads, p.seq, p.head_dim,
+                        p.causal ? " causal" : "", p.dtype,
+                        p.valid == 1.0 ? "" : fmt::format(" keys {}/{}", attention_key_length(p), p.seq)));
     auto gen = at::make_generator<at::CPUGeneratorImpl>(o.seed + i);
     const auto make = [&] {
       return at::normal(0.0, 1.0, {p.batch, p.heads, p.seq, p.head_dim}, gen)  // (B, H, S, D)
           .to(o.device, attention_dtype(p.dtype));
     };
     const torch::Tensor q = make(), k = make(), v = make();
-    const torch::Tensor ref = reference_attention(q, k, v, p.causal);  // float64, CPU
+    // Every sample the same key length; undefined (no mask at all) when every key is real.
+    const torch::Tensor lengths =
+        p.valid == 1.0 ? torch::Tensor() : torch::full({p.batch}, attention_key_length(p), torch::kLong);
+    const torch::Tensor ref = reference_attention(q, k, v, p.causal, lengths);  // float64, CPU
     const std::size_t first = rows.size();
     for (const auto& impl : impls) {
       attention_row row;
       row.point = p;
       row.impl = impl.name;
-      bench_one(row, impl, q, k, v, ref, o);
+      bench_one(row, impl, q, k, v, lengths, ref, o);
       rows.push_back(std::move(row));
     }
     double naive_ms = std::nan("");

@@ -40,6 +40,7 @@ inline constexpr int64_t attention_default_head_dim = 64;  // BERT-base
 inline constexpr std::array<int64_t, 5> attention_default_seq{128, 256, 512, 1024, 2048};
 inline constexpr int64_t attention_default_warmup = 1;       // absorbs first-call kernel selection
 inline constexpr int64_t attention_default_repetitions = 5;  // a median, in seconds on a CPU
+inline constexpr int attention_ceiling_repeats = 5;  // best of 5 n×n matmuls: the ceiling is a best case
 // On the CPU, naive's scores and probabilities may use at most 1 GiB: S = 4096 at B·H = 12 in
 // fp32 needs 1.5 GiB and is reported OOM, without taking memory from a shared machine. On CUDA
 // no cap: the device's real out-of-memory error is caught and reported.
@@ -57,6 +58,7 @@ struct attention_grid {
   std::vector<int64_t> head_dim;
   std::vector<bool> causal;
   std::vector<std::string> dtype;
+  std::vector<double> valid{1.0};  // shares of real keys (attention_point::valid)
 };
 
 // Ordered dtype, causal, batch, heads, head_dim outermost and seq innermost, so a table reads
@@ -71,6 +73,8 @@ struct attention_bench_options {
   int64_t memory_cap_bytes = 0;  // 0: no cap
   uint64_t seed = 0;
   torch::Device device = torch::kCPU;
+  // Measured matmul ceilings per dtype (attention_row::ceiling_share); empty: none.
+  std::vector<attention_ceiling> ceilings;
   std::function<void(const std::string&)> log;  // may be empty
 };
 

@@ -57,7 +57,8 @@ std::optional<skip_verdict> label_or_skip(const config& cfg, scenario_base& scen
   r.is_baseline = vc.name == cfg.baseline;
   r.precision = precision_label(vc);
   r.compute_dtype = compute_dtype_name(vc);
-  r.attention = to_string(vc.attention);
+  // A custom variant shows its kernel (offline_scenario names the device's default once resolved).
+  r.attention = vc.attention == attention_kind::custom && !vc.kernel.empty() ? vc.kernel : to_string(vc.attention);
   r.sdpa_backend = vc.attention == attention_kind::sdpa ? to_string(vc.backend) : "";
   if (auto skip = scenario.skip_reason(i, r)) return skip;
   if (vc.pending)

@@ -10,6 +10,8 @@
 #include "check/output_check.hpp"
 #include "core/device.hpp"
 #include "core/sdpa_backend_guard.hpp"
+#include "kernels/kernel_catalog.hpp"
+#include "model/attention_impls.hpp"
 #include "model/attention.hpp"
 #include "model/flops.hpp"
 #include "model/torchscript_model.hpp"
@@ -163,8 +165,9 @@ std::string describe_variant(const variant_config& v, const variant_config& base
   } else if (precision_label(v) != precision_label(base)) {
     diffs.push_back(fmt::format("precision {} instead of {}", precision_label(v), precision_label(base)));
   }
-  if (v.attention != base.attention || v.backend != base.backend) {
+  if (v.attention != base.attention || v.backend != base.backend || v.kernel != base.kernel) {
     const auto name = [](const variant_config& x) {
+      if (x.attention == attention_kind::custom) return x.kernel.empty() ? std::string("custom") : x.kernel;
       return x.attention == attention_kind::naive ? std::string("naive")
                                                   : "sdpa(" + to_string(x.backend) + ")";
     };
@@ -274,15 +277,20 @@ std::vector<int64_t> computed_rows(offline_variant& v, const dataset& data, bool
 }
 
 // The per-pass work of the variant's batches: tokens, padding and forward FLOPs.
-void count_work(const offline_variant& v, const dataset& data, const model_config& m, int64_t rows,
-                variant_result& r) {
+// A custom kernel skips padded keys, so its attention is counted over real keys only: the
+// GFLOP/s figure stays the work the hardware did.
+void count_work(const offline_variant& v, const dataset& data, const model_config& m, bool skips_padded_keys,
+                int64_t rows, variant_result& r) {
   r.batches = static_cast<int64_t>(v.plans.size());
   double flops = 0;
   for (const auto& p : v.plans) {
+    std::vector<int64_t> lengths;
     for (auto row : p.rows)
-      r.real_tokens += static_cast<int64_t>(data.samples[static_cast<std::size_t>(row)].size());
+      lengths.push_back(static_cast<int64_t>(data.samples[static_cast<std::size_t>(row)].size()));
+    for (auto l : lengths) r.real_tokens += l;
     r.computed_tokens += p.padded_tokens();
-    flops += forward_flops(m, static_cast<int64_t>(p.rows.size()), p.padded_length);
+    flops += skips_padded_keys ? forward_flops_real_keys(m, lengths, p.padded_length)
+                               : forward_flops(m, static_cast<int64_t>(p.rows.size()), p.padded_length);
   }
   r.flops_per_pass = flops;
   r.padding_efficiency = static_cast<double>(r.real_tokens) / static_cast<double>(r.computed_tokens);
@@ -399,7 +407,8 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
     v.executor = setup_.scripted ? std::make_unique<torchscript_executor>(setup_.scripted, device, vc)
                                  : make_executor(setup_.model, device, vc, cfg_.model.causal);
   }
-  count_work(v, data_, cfg_.model, static_cast<int64_t>(rows.size()), r);
+  count_work(v, data_, cfg_.model, vc.attention == attention_kind::custom && !setup_.scripted,
+             static_cast<int64_t>(rows.size()), r);
 }
 
 void offline_scenario::check_pass(std::size_t i, variant_result& r) {
@@ -420,6 +429,19 @@ void offline_scenario::check_pass(std::size_t i, variant_result& r) {
   }
   if (setup_.model && vc.attention == attention_kind::sdpa)
     r.sdpa_backend_used = sdpa_backends_in_use(setup_.model, data_, v.plans, vc, setup_.device);
+  if (vc.attention == attention_kind::custom) {
+    // The kernel the device resolves "custom" to, and which of its code paths this CPU runs.
+    const std::string name = vc.kernel.empty() ? std::string(default_kernel(setup_.device.is_cuda())) : vc.kernel;
+    r.attention = name;
+    if (auto impl = find_attention_impl(name); impl && impl->code_path && setup_.model) {
+      const model_config& m = setup_.model->config();
+      const auto dtype = compute_scalar_type(vc);
+      r.notes.push_back(fmt::format("attention {}: its {} code path for {} inputs (chosen at run time from this "
+                                    "machine's features)",
+                                    name, impl->code_path(setup_.device, dtype, m.hidden / m.heads),
+                                    c10::toString(dtype)));
+    }
+  }
 }
 
 pass_timing offline_scenario::pass(std::size_t i, pass_phase phase) {

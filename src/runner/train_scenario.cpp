@@ -224,7 +224,7 @@ void build_model(train_variant& v, const config& cfg, torch::Device device) {
   const variant_config& vc = *v.cfg;
   v.model = EncoderClassifier(cfg.model);
   v.model->init_weights(cfg.model.seed);
-  v.model->set_attention({vc.attention, vc.backend, cfg.model.causal});
+  v.model->set_attention({vc.attention, vc.backend, cfg.model.causal, vc.kernel});
   v.model->set_dropout(cfg.train.dropout);
   if (cfg.train.dropout > 0)
     v.model->train();

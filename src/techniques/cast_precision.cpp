@@ -46,7 +46,7 @@ int64_t parameter_bytes(const torch::nn::Module& m) {
 class cast_executor : public executor_base {
  public:
   cast_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal)
-      : dtype_name_(name_of(v)), how_{v.attention, v.backend, causal} {
+      : dtype_name_(name_of(v)), how_{v.attention, v.backend, causal, v.kernel} {
     fp32_bytes_ = parameter_bytes(*model);
     const auto t0 = std::chrono::steady_clock::now();
     // A copy: the run's model is shared by every variant and stays fp32.

@@ -43,7 +43,7 @@ offload_executor::offload_executor(EncoderClassifier model, torch::Device device
     : model_(std::move(model)),
       device_(device),
       precision_(variant.precision),
-      how_{variant.attention, variant.backend, causal},
+      how_{variant.attention, variant.backend, causal, variant.kernel},
       cfg_(*variant.offload) {
   TORCH_CHECK(!offload_skip_reason(cfg_, device_), "offload: ", *offload_skip_reason(cfg_, device_));
   torch::NoGradGuard no_grad;

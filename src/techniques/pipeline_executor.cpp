@@ -191,7 +191,7 @@ namespace {
 // `to`'s current stream of the calling thread.
 template <class Message>
 void receive(Message& m, torch::Device to) {
-  std::vector<torch::Tensor*> tensors{&m.x, &m.padding_mask, &m.mask.keep, &m.mask.additive};
+  std::vector<torch::Tensor*> tensors{&m.x, &m.padding_mask, &m.mask.keep, &m.mask.additive, &m.mask.key_lengths};
   if (m.device == to && !to.is_cuda()) return;
 #ifdef ATTNBENCH_WITH_CUDA
   if (m.device.is_cuda() && m.ready) {
@@ -239,8 +239,8 @@ pipeline_executor::pipeline_executor(EncoderClassifier model, torch::Device devi
     : model_(std::move(model)),
       device_(device),
       precision_(variant.precision),
-      how_{variant.attention, variant.backend, causal},
-      stage_how_{variant.attention, sdpa_backend::auto_select, causal},
+      how_{variant.attention, variant.backend, causal, variant.kernel},
+      stage_how_{variant.attention, sdpa_backend::auto_select, causal, variant.kernel},
       cfg_(*variant.pipeline),
       output_(std::make_unique<channel>()),
       flushed_(std::make_unique<flush_counter>()) {
@@ -466,6 +466,7 @@ torch::Tensor pipeline_executor::do_forward(const batch& b) {
     if (padded) m.padding_mask = b.padding_mask.narrow(0, start, len);
     if (mask.keep.defined()) m.mask.keep = mask.keep.narrow(0, start, len);
     if (mask.additive.defined()) m.mask.additive = mask.additive.narrow(0, start, len);
+    if (mask.key_lengths.defined()) m.mask.key_lengths = mask.key_lengths.narrow(0, start, len);
     m.mask.causal = mask.causal;
     m.device = b.input_ids.device();
     m.ready = inputs_ready;

@@ -9,7 +9,7 @@ plain_executor::plain_executor(EncoderClassifier model, torch::Device device, co
     : model_(std::move(model)),
       device_(device),
       precision_(variant.precision),
-      how_{variant.attention, variant.backend, causal} {}
+      how_{variant.attention, variant.backend, causal, variant.kernel} {}
 
 torch::Tensor plain_executor::do_forward(const batch& b) {
   // Variants share the one model, so its attention settings are set per call, not per model.

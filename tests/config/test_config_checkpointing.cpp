@@ -102,3 +102,10 @@ TEST_CASE("train block: defaults, values and errors", "[config]") {
   doc["train"] = ordered_json::object();
   CHECK(only_problem(doc, "train") == "only used with \"scenario\": \"train\"");
 }
+
+TEST_CASE("train scenario: a forward-only attention kernel is refused before anything runs", "[config]") {
+  auto doc = with_checkpointing({{"policy", "sqrt"}});
+  doc["scenario"] = "train";
+  doc["variants"][1]["attention"] = "custom";
+  CHECK_THAT(only_problem(doc, "variants[1].attention"), Catch::Contains("forward-only kernel"));
+}

@@ -339,6 +339,12 @@ TEST_CASE("model problems", "[config]") {
     doc["model"]["sdpa_backend"] = "math";
     CHECK_THAT(only_problem(doc, "model.sdpa_backend"), Contains("applies only to attention \"sdpa\""));
   }
+  SECTION("a backend on custom attention") {
+    doc["model"]["attention"] = "custom";
+    doc["model"]["sdpa_backend"] = "flash";
+    CHECK_THAT(only_problem(doc, "model.sdpa_backend"), Contains("applies only to attention \"sdpa\"; attention here "
+                                                                 "is \"custom\""));
+  }
   SECTION("a CUDA-only backend as the model default on the CPU") {
     doc["model"]["sdpa_backend"] = "efficient";
     CHECK_THAT(only_problem(doc, "model.sdpa_backend"), Contains("\"efficient\" needs a CUDA device"));
@@ -448,7 +454,8 @@ TEST_CASE("enumerations list the allowed values", "[config]") {
   }
   SECTION("attention") {
     doc["variants"][0]["attention"] = "flash";
-    CHECK(only_problem(doc, "variants[0].attention") == "expected one of naive, sdpa; got \"flash\"");
+    CHECK(only_problem(doc, "variants[0].attention") ==
+          "expected one of naive, sdpa, custom, cpu-flash, cuda-flash2; got \"flash\"");
   }
   SECTION("sdpa_backend") {
     doc["model"]["sdpa_backend"] = 2;
@@ -941,4 +948,27 @@ TEST_CASE("precisions registered by techniques: values, tolerances and what they
     INFO(input_error(ps).what());
     CHECK(named);
   }
+}
+
+TEST_CASE("custom attention: the device's kernel or one by name, forward only, on its own device", "[config]") {
+  ordered_json doc = minimal();
+  doc["variants"][0]["attention"] = "custom";
+  auto c = parse(doc);
+  CHECK(c.variants[0].attention == attention_kind::custom);
+  CHECK(c.variants[0].kernel.empty());
+  CHECK(c.variants[0].backend == sdpa_backend::auto_select);
+  doc["variants"][0]["attention"] = "cpu-flash";
+  c = parse(doc);
+  CHECK(c.variants[0].attention == attention_kind::custom);
+  CHECK(c.variants[0].kernel == "cpu-flash");
+  doc["variants"][0]["attention"] = "cuda-flash2";
+  CHECK_THAT(only_problem(doc, "variants[0].attention"),
+             Contains("kernel \"cuda-flash2\" runs on cuda") && Contains("runs on the CPU"));
+  CHECK_NOTHROW(parse(doc, one_gpu));  // "auto" resolves to the GPU there
+  // The model's default reaches variants that do not say.
+  doc = minimal();
+  doc["model"]["attention"] = "cpu-flash";
+  c = parse(doc);
+  CHECK(c.variants[0].kernel == "cpu-flash");
+  CHECK(c.variants[0].attention == attention_kind::custom);
 }

@@ -37,7 +37,7 @@ double rel_l2(const torch::Tensor& a, const torch::Tensor& b) {
 
 TEST_CASE("padding never changes a real token's result", "[model]") {
   torch::InferenceMode guard;
-  for (auto kind : {attention_kind::naive, attention_kind::sdpa}) {
+  for (auto kind : {attention_kind::naive, attention_kind::sdpa, attention_kind::custom}) {
     for (bool causal : {false, true}) {
       auto model = make_model(kind, causal);
       auto [ids16, mask16] = sentence(12, 16);
@@ -60,10 +60,10 @@ TEST_CASE("naive and sdpa attention agree in fp32", "[model]") {
   mask.index_put_({1, torch::indexing::Slice(40, 64)}, false);  // ragged lengths
   mask.index_put_({3, torch::indexing::Slice(7, 64)}, false);
   for (bool causal : {false, true}) {
-    model->set_attention({attention_kind::naive, sdpa_backend::auto_select, causal});
+    model->set_attention({attention_kind::naive, sdpa_backend::auto_select, causal, {}});
     auto naive = model->forward(ids, mask);
     for (auto backend : {sdpa_backend::auto_select, sdpa_backend::math, sdpa_backend::flash}) {
-      model->set_attention({attention_kind::sdpa, backend, causal});
+      model->set_attention({attention_kind::sdpa, backend, causal, {}});
       auto sdpa = model->forward(ids, mask);
       INFO("backend " << to_string(backend) << " causal " << causal);
       CHECK(rel_l2(sdpa, naive) <= 1e-5);
@@ -107,6 +107,44 @@ TEST_CASE("weights depend on the seed only", "[model]") {
   CHECK(parameter_count(*a) == expected);
 }
 
+TEST_CASE("custom attention (the CPU kernel) agrees with naive in fp32 and bf16, padded and causal", "[model]") {
+  torch::InferenceMode guard;
+  auto model = make_model(attention_kind::naive);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  auto ids = at::randint(1000, 30000, {4, 64}, gen, torch::kLong);
+  auto mask = torch::ones({4, 64}, torch::kBool);
+  mask.index_put_({1, torch::indexing::Slice(40, 64)}, false);  // ragged lengths
+  mask.index_put_({3, torch::indexing::Slice(7, 64)}, false);
+  for (bool causal : {false, true}) {
+    model->set_attention({attention_kind::naive, sdpa_backend::auto_select, causal, {}});
+    const auto naive = model->forward(ids, mask);
+    for (const std::string kernel : {"", "cpu-flash"}) {
+      model->set_attention({attention_kind::custom, sdpa_backend::auto_select, causal, kernel});
+      INFO("kernel \"" << kernel << "\" causal " << causal);
+      CHECK(rel_l2(model->forward(ids, mask), naive) <= 1e-5);
+      CHECK(rel_l2(model->forward(ids, torch::Tensor()), model->forward(ids, torch::ones({4, 64}, torch::kBool))) <=
+            1e-6);
+    }
+    // Under bf16 autocast the kernel gets bf16 q, k, v (its bf16 path): within AMP's tolerance.
+    const autocast_scope amp(precision_kind::amp_bf16, torch::kCPU);
+    model->set_attention({attention_kind::naive, sdpa_backend::auto_select, causal, {}});
+    const auto naive_bf16 = model->forward(ids, mask);
+    model->set_attention({attention_kind::custom, sdpa_backend::auto_select, causal, {}});
+    CHECK(rel_l2(model->forward(ids, mask), naive_bf16) <= 3e-2);
+  }
+}
+
+TEST_CASE("custom attention refuses left padding and a kernel for another device, by name", "[model]") {
+  torch::InferenceMode guard;
+  auto model = make_model(attention_kind::custom);
+  auto ids = torch::full({2, 8}, 1000, torch::kLong);
+  auto mask = torch::ones({2, 8}, torch::kBool);
+  mask.index_put_({1, 0}, false);  // sample 1 starts with padding
+  CHECK_THROWS_WITH(model->forward(ids, mask), Catch::Contains("right-padded") && Catch::Contains("sample 1"));
+  model->set_attention({attention_kind::custom, sdpa_backend::auto_select, false, "cuda-flash2"});
+  CHECK_THROWS_WITH(model->forward(ids, torch::Tensor()), Catch::Contains("CUDA only"));
+}
+
 TEST_CASE("a batch without padding needs no mask and gives the same logits", "[model]") {
   torch::InferenceMode guard;
   auto model = make_model(attention_kind::naive);
@@ -115,7 +153,7 @@ TEST_CASE("a batch without padding needs no mask and gives the same logits", "[m
   auto all_real = torch::ones({2, 24}, torch::kBool);
   for (auto kind : {attention_kind::naive, attention_kind::sdpa}) {
     for (bool causal : {false, true}) {
-      model->set_attention({kind, sdpa_backend::auto_select, causal});
+      model->set_attention({kind, sdpa_backend::auto_select, causal, {}});
       auto masked = model->forward(ids, all_real);
       auto unmasked = model->forward(ids, torch::Tensor());
       INFO("attention " << to_string(kind) << " causal " << causal);
@@ -129,9 +167,9 @@ TEST_CASE("a backend that cannot run the inputs fails with a clear message", "[m
   auto model = make_model(attention_kind::sdpa);
   auto [ids, mask] = sentence(8, 16);
   // The efficient backend exists only on CUDA: on the CPU no kernel is eligible.
-  model->set_attention({attention_kind::sdpa, sdpa_backend::efficient, false});
+  model->set_attention({attention_kind::sdpa, sdpa_backend::efficient, false, {}});
   CHECK_THROWS_WITH(model->forward(ids, mask), Catch::Contains("sdpa backend \"efficient\" cannot run these inputs"));
   // The guard restored the process-wide flags: auto works again.
-  model->set_attention({attention_kind::sdpa, sdpa_backend::auto_select, false});
+  model->set_attention({attention_kind::sdpa, sdpa_backend::auto_select, false, {}});
   CHECK_NOTHROW(model->forward(ids, mask));
 }

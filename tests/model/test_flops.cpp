@@ -25,3 +25,13 @@ TEST_CASE("the cost planner's model reads the FLOP count exactly", "[model]") {
     for (int64_t s : {1, 16, 200}) CHECK(c.cost(b, s) * linear == Approx(forward_flops(m, b, s)));
   CHECK(batch_cost_model_of(m, 40).cost(2, 16) == Approx(c.cost(2, 16) + 40));
 }
+
+TEST_CASE("a core that skips padded keys is counted over real keys only", "[model]") {
+  auto m = testing::tiny_model();  // L=2, H=128
+  const double s = 16;
+  // Rows of 16 and 5 real tokens padded to 16: attention 4·S·L·H per layer per row.
+  const double full = forward_flops(m, 2, 16);
+  const double skipped = 2 * 4 * s * (16 - 5) * 128;  // the padded keys of the second row, both layers
+  CHECK(forward_flops_real_keys(m, {16, 5}, 16) == Approx(full - skipped));
+  CHECK(forward_flops_real_keys(m, {16, 16}, 16) == Approx(full));
+}

@@ -67,7 +67,7 @@ TEST_CASE("a tiny Hugging Face BertModel's mean-pooled output is reproduced", "[
   auto input = torch::stack({torch::tensor(all_ids[0]), torch::tensor(all_ids[1])});  // (2, 8)
   auto mask = torch::stack({torch::tensor(all_mask[0]), torch::tensor(all_mask[1])});
   for (auto kind : {attention_kind::naive, attention_kind::sdpa}) {
-    model->set_attention({kind, sdpa_backend::auto_select, false});
+    model->set_attention({kind, sdpa_backend::auto_select, false, {}});
     auto out = model->forward(input, mask);  // (2, 32)
     INFO("attention " << to_string(kind));
     CHECK(max_rel_error(out, matrix(ref["mean_pooled"])) < 1e-4);

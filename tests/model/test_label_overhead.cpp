@@ -59,7 +59,7 @@ TEST_CASE("label overhead with the profiler off", "[.][label-overhead]") {
   const double ns_per_label = std::chrono::duration<double, std::nano>(clock_type::now() - t0).count() / loop;
 
   // (2) labels per forward, naive attention (the most labelled path)
-  model->set_attention({attention_kind::naive, sdpa_backend::auto_select, false});
+  model->set_attention({attention_kind::naive, sdpa_backend::auto_select, false, {}});
   profile_config pc;
   kineto_session session(pc, false);
   session.prepare();

@@ -21,7 +21,7 @@ TEST_CASE("kineto session: records the model's regions, operators and memory", "
   EncoderClassifier model(testing::tiny_model());
   model->init_weights(1);
   model->eval();
-  model->set_attention({attention_kind::naive, sdpa_backend::auto_select, false});
+  model->set_attention({attention_kind::naive, sdpa_backend::auto_select, false, {}});
   const auto ids = torch::randint(1000, 2000, {2, 16}, torch::kLong);
 
   profile_config cfg;

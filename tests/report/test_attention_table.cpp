@@ -53,6 +53,36 @@ TEST_CASE("attention CSV has one line per row with empty cells for undefined val
   CHECK(csv ==
         "batch,heads,seq,head_dim,causal,dtype,impl,status,reason,rel_l2,tolerance,repetitions,median_ms,min_"
         "ms,"
-        "flops,tflops,peak_bytes,speedup_vs_naive\n"
-        "1,12,4096,64,false,fp32,naive,OOM,over the cap,,1e-05,0,,,5.15396e+10,,,\n");
+        "flops,tflops,peak_bytes,speedup_vs_naive,valid,key_length,ceiling_share,code_path\n"
+        "1,12,4096,64,false,fp32,naive,OOM,over the cap,,1e-05,0,,,5.15396e+10,,,,1,4096,,\n");
+}
+
+TEST_CASE("attention FLOPs with key padding count real keys only", "[report]") {
+  attention_point p{2, 12, 1024, 64, false, "fp32", 0.25};
+  CHECK(attention_key_length(p) == 256);
+  CHECK(attention_flops(p) == 4.0 * 2 * 12 * 1024 * 256 * 64);
+  p.causal = true;  // the triangle over real keys: S·L − L²/2 pairs
+  CHECK(attention_flops(p) == 4.0 * 2 * 12 * (1024.0 * 256 - 256.0 * 256 / 2) * 64);
+  p.valid = 0;  // at least one real key
+  CHECK(attention_key_length(p) == 1);
+}
+
+TEST_CASE("attention markdown: key padding, the share of the ceiling and the code path that ran", "[report]") {
+  auto a = row(1024, "sdpa-flash", attention_status::ok, 2.0, 1.0);
+  auto b = row(1024, "cpu-flash", attention_status::ok, 1.0, 2.0);
+  a.point.valid = b.point.valid = 0.5;
+  a.tflops = 0.1;
+  b.tflops = 0.2;
+  a.ceiling_share = 0.5;
+  b.ceiling_share = 1.0;
+  b.code_path = "avx512";
+  const std::string md = attention_markdown({a, b}, {{"fp32", 200.0}});
+  CHECK_THAT(md, Catch::Contains("fp32, 50% of keys real."));
+  CHECK_THAT(md, Catch::Contains("| TFLOP/s | Of ceiling | Peak MiB |"));
+  CHECK_THAT(md, Catch::Contains("| cpu-flash | ok | 1.00e-07 | 1.000 | 0.2000 | 100% | 3.00 | 2.00× |"));
+  CHECK_THAT(md, Catch::Contains("cpu-flash code paths, chosen at run time from this machine's features: avx512 for "
+                                 "fp32."));
+  CHECK_THAT(md, Catch::Contains("matmul ceiling measured in this run (fp32 200.0 GFLOP/s)"));
+  const std::string csv = attention_csv({b});
+  CHECK_THAT(csv, Catch::EndsWith(",0.5,512,1,avx512\n"));
 }

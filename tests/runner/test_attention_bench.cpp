@@ -30,7 +30,8 @@ struct planted {
     attention_impl impl;
     impl.name = name;
     impl.unavailable = [](torch::Device) -> std::optional<std::string> { return std::nullopt; };
-    impl.run = std::move(f);
+    impl.run = [f = std::move(f)](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                                  const torch::Tensor&) { return f(q, k, v, causal); };
     register_attention_impl(impl);
   }
   ~planted() { unregister_attention_impl(name); }

@@ -111,8 +111,8 @@ TEST_CASE("checkpointing gives the same gradients in fp32 for every policy", "[t
   INFO("policy " << to_string(c.policy) << " " << c.every << ", attention " << to_string(kind));
   auto plain = make_model(m, policy(checkpoint_policy::none), 0);
   auto ckpt = make_model(m, c, 0);
-  plain->set_attention({kind, sdpa_backend::auto_select, false});
-  ckpt->set_attention({kind, sdpa_backend::auto_select, false});
+  plain->set_attention({kind, sdpa_backend::auto_select, false, {}});
+  ckpt->set_attention({kind, sdpa_backend::auto_select, false, {}});
   const auto ref = step(plain, precision_kind::fp32, 1, false);
   const auto got = step(ckpt, precision_kind::fp32, 1, false);
   REQUIRE(ref.all_grads);

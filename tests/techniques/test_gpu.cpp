@@ -61,12 +61,12 @@ TEST_CASE("every SDPA backend on CUDA matches naive attention", "[gpu]") {
   if (skip_without_gpu()) return;
   torch::InferenceMode guard;
   gpu_fixture f;
-  f.model->set_attention({attention_kind::naive, sdpa_backend::auto_select, false});
+  f.model->set_attention({attention_kind::naive, sdpa_backend::auto_select, false, {}});
   const autocast_scope amp(precision_kind::amp_fp16, torch::kCUDA);
   auto ref_padded = f.model->forward(f.ids, f.mask);
   auto ref_unpadded = f.model->forward(f.ids, torch::Tensor());
   for (auto backend : {sdpa_backend::math, sdpa_backend::efficient, sdpa_backend::cudnn, sdpa_backend::flash}) {
-    f.model->set_attention({attention_kind::sdpa, backend, false});
+    f.model->set_attention({attention_kind::sdpa, backend, false, {}});
     INFO("backend " << to_string(backend));
     // Flash takes no arbitrary mask: it runs the unpadded batch; the others run both.
     CHECK(rel_l2(f.model->forward(f.ids, torch::Tensor()), ref_unpadded) < 1e-2);

@@ -1,0 +1,222 @@
+#include "kernels/cpu/flash_attention.hpp"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+
+namespace attnbench {
+namespace {
+
+using kernels::flash_isa;
+
+bool cpu_has(flash_isa isa) {
+  switch (isa) {
+    case flash_isa::scalar:
+      return true;
+    case flash_isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case flash_isa::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("fma");
+    case flash_isa::avx512_bf16:
+      return cpu_has(flash_isa::avx512) && __builtin_cpu_supports("avx512bf16");
+  }
+  return false;
+}
+
+std::optional<flash_isa> parse_isa(const std::string& s) {
+  for (flash_isa isa : {flash_isa::scalar, flash_isa::avx2, flash_isa::avx512, flash_isa::avx512_bf16})
+    if (to_string(isa) == s) return isa;
+  return std::nullopt;
+}
+
+kernels::flash_kernel kernel_for(flash_isa isa) {
+  switch (isa) {
+    case flash_isa::avx512_bf16:
+      return kernels::flash_kernel_avx512_bf16();
+    case flash_isa::avx512:
+      return kernels::flash_kernel_avx512();
+    case flash_isa::avx2:
+      return kernels::flash_kernel_avx2();
+    case flash_isa::scalar:
+      break;
+  }
+  return kernels::flash_kernel_scalar();
+}
+
+int64_t lanes(flash_isa isa) {
+  switch (isa) {
+    case flash_isa::avx512_bf16:
+    case flash_isa::avx512:
+      return 16;
+    case flash_isa::avx2:
+      return 8;
+    case flash_isa::scalar:
+      break;
+  }
+  return 1;
+}
+
+void set_strides(int64_t (&out)[3], const torch::Tensor& t) {
+  out[0] = t.stride(0);
+  out[1] = t.stride(1);
+  out[2] = t.stride(2);
+}
+
+}  // namespace
+
+std::string to_string(kernels::flash_isa isa) {
+  switch (isa) {
+    case flash_isa::avx2:
+      return "avx2";
+    case flash_isa::avx512:
+      return "avx512";
+    case flash_isa::avx512_bf16:
+      return "avx512_bf16";
+    case flash_isa::scalar:
+      break;
+  }
+  return "scalar";
+}
+
+std::vector<flash_isa> cpu_flash_isas() {
+  std::vector<flash_isa> out;
+  for (flash_isa isa : {flash_isa::scalar, flash_isa::avx2, flash_isa::avx512, flash_isa::avx512_bf16})
+    if (cpu_has(isa)) out.push_back(isa);
+  return out;
+}
+
+flash_isa cpu_flash_path(c10::ScalarType dtype, int64_t head_dim, std::optional<flash_isa> requested) {
+  if (!requested)
+    if (const char* env = std::getenv("ATTNBENCH_CPU_ISA"); env && *env) {
+      requested = parse_isa(env);
+      TORCH_CHECK(requested, "ATTNBENCH_CPU_ISA=\"", env, "\" names no cpu-flash code path; expected scalar, avx2, "
+                  "avx512 or avx512_bf16");
+    }
+  flash_isa isa = cpu_flash_isas().back();
+  if (requested) {
+    TORCH_CHECK(cpu_has(*requested), "cpu-flash: the ", to_string(*requested),
+                " code path needs CPU features this CPU lacks (see lscpu)");
+    isa = *requested;
+  }
+  if (isa == flash_isa::avx512_bf16 && dtype != torch::kBFloat16) isa = flash_isa::avx512;
+  while (isa != flash_isa::scalar && head_dim % lanes(isa) != 0)
+    isa = isa == flash_isa::avx2 ? flash_isa::scalar : flash_isa::avx2;
+  return isa;
+}
+
+torch::Tensor cpu_flash_attention(const torch::Tensor& q_in, const torch::Tensor& k_in, const torch::Tensor& v_in,
+                                  bool causal, const torch::Tensor& key_lengths, const cpu_flash_options& options) {
+  TORCH_CHECK(q_in.dim() == 4 && q_in.sizes() == k_in.sizes() && q_in.sizes() == v_in.sizes(),
+              "cpu-flash: q, k and v must all be (B, H, S, D) of one shape; got ", q_in.sizes(), ", ",
+              k_in.sizes(), ", ", v_in.sizes());
+  TORCH_CHECK(q_in.device().is_cpu() && k_in.device().is_cpu() && v_in.device().is_cpu(),
+              "cpu-flash runs on the CPU; got q on ", q_in.device());
+  const auto dtype = q_in.scalar_type();
+  TORCH_CHECK(dtype == torch::kFloat || dtype == torch::kBFloat16,
+              "cpu-flash takes fp32 or bf16 inputs; got ", dtype);
+  TORCH_CHECK(k_in.scalar_type() == dtype && v_in.scalar_type() == dtype,
+              "cpu-flash: q, k and v must share one dtype");
+  TORCH_CHECK(!(torch::GradMode::is_enabled() &&
+                (q_in.requires_grad() || k_in.requires_grad() || v_in.requires_grad())),
+              "cpu-flash is a forward-only kernel: it has no backward (use sdpa or naive attention for training)");
+  const int64_t batch = q_in.size(0), heads = q_in.size(1), seq = q_in.size(2), dim = q_in.size(3);
+  auto contiguous_last = [](const torch::Tensor& t) { return t.stride(3) == 1 ? t : t.contiguous(); };
+  const torch::Tensor q = contiguous_last(q_in), k = contiguous_last(k_in), v = contiguous_last(v_in);
+
+  torch::Tensor lengths;
+  if (key_lengths.defined()) {
+    TORCH_CHECK(key_lengths.dim() == 1 && key_lengths.size(0) == batch,
+                "cpu-flash: key_lengths must be (B) = (", batch, "); got ", key_lengths.sizes());
+    lengths = key_lengths.to(torch::kCPU, torch::kLong).contiguous();
+    const int64_t lo = lengths.min().item<int64_t>(), hi = lengths.max().item<int64_t>();
+    TORCH_CHECK(lo >= 1 && hi <= seq, "cpu-flash: every key length must lie in [1, ", seq, "]; got [", lo, ", ", hi,
+                "]");
+  }
+  // (B, S, H, D) in memory, returned as a (B, H, S, D) view.
+  torch::Tensor out = torch::empty({batch, seq, heads, dim}, q.options());
+  if (out.numel() == 0) return out.transpose(1, 2);
+
+  const flash_isa isa = cpu_flash_path(dtype, dim, options.isa);
+  const kernels::flash_kernel kern = kernel_for(isa);
+  kernels::flash_problem p;
+  p.batch = batch;
+  p.heads = heads;
+  p.seq = seq;
+  p.head_dim = dim;
+  p.block_k = std::min<int64_t>(kernels::flash_block_k, (seq + 31) / 32 * 32);
+  p.bf16 = dtype == torch::kBFloat16;
+  p.causal = causal;
+  p.planted_skip_rescale = options.planted_skip_rescale;
+  p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
+  p.q = q.data_ptr();
+  p.k = k.data_ptr();
+  p.v = v.data_ptr();
+  p.out = out.data_ptr();
+  set_strides(p.q_stride, q);
+  set_strides(p.k_stride, k);
+  set_strides(p.v_stride, v);
+  p.o_stride[0] = out.stride(0);  // (B, S, H, D): batch, head, seq
+  p.o_stride[1] = out.stride(2);
+  p.o_stride[2] = out.stride(1);
+  p.key_lengths = lengths.defined() ? lengths.data_ptr<int64_t>() : nullptr;
+  const torch::Tensor k_packed = torch::empty({std::max<int64_t>(1, kern.k_packed_bytes(p))}, torch::kByte);
+  const torch::Tensor v_packed = torch::empty({std::max<int64_t>(1, kern.v_packed_bytes(p))}, torch::kByte);
+  p.k_packed = k_packed.data_ptr();
+  p.v_packed = v_packed.data_ptr();
+
+  const int64_t bh_count = batch * heads;
+  at::parallel_for(0, bh_count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t bh = begin; bh < end; ++bh) kern.pack(p, bh);
+  });
+
+  // Tiles longest first (keys visited ≈ the tile's last visible key), handed out one at a time.
+  const int64_t q_tiles = (seq + kernels::flash_block_q - 1) / kernels::flash_block_q;
+  struct task {
+    int64_t cost, bh, tile;
+  };
+  std::vector<task> tasks;
+  tasks.reserve(static_cast<std::size_t>(bh_count * q_tiles));
+  for (int64_t bh = 0; bh < bh_count; ++bh) {
+    const int64_t len = p.key_lengths ? p.key_lengths[bh / heads] : seq;
+    for (int64_t t = 0; t < q_tiles; ++t) {
+      const int64_t last_row = std::min(seq, (t + 1) * kernels::flash_block_q);
+      tasks.push_back({causal ? std::min(len, last_row) : len, bh, t});
+    }
+  }
+  std::stable_sort(tasks.begin(), tasks.end(), [](const task& a, const task& b) { return a.cost > b.cost; });
+  std::atomic<int64_t> next{0};
+  const int64_t n_tasks = static_cast<int64_t>(tasks.size());
+  const int64_t scratch_floats = kern.scratch_floats(p);
+  const int64_t workers = std::min<int64_t>(at::get_num_threads(), n_tasks);
+  at::parallel_for(0, workers, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> scratch(static_cast<std::size_t>(scratch_floats));
+    for (int64_t w = begin; w < end; ++w)
+      for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_tasks;)
+        kern.tile(p, tasks[i].bh, tasks[i].tile, scratch.data());
+  });
+  return out.transpose(1, 2);  // (B, H, S, D)
+}
+
+attention_impl cpu_flash_attention_impl() {
+  attention_impl impl;
+  impl.name = "cpu-flash";
+  impl.unavailable = [](torch::Device device) -> std::optional<std::string> {
+    if (!device.is_cpu()) return "cpu-flash runs on the CPU only";
+    return std::nullopt;
+  };
+  impl.run = [](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                const torch::Tensor& key_lengths) { return cpu_flash_attention(q, k, v, causal, key_lengths); };
+  // Per thread rows × (block_k + 2·D) floats, and K (and V) repacked: O(S), never S².
+  impl.scratch_bytes = [](int64_t, int64_t, int64_t, int64_t) -> int64_t { return 0; };
+  impl.code_path = [](torch::Device, c10::ScalarType dtype, int64_t head_dim) {
+    return to_string(cpu_flash_path(dtype, head_dim));
+  };
+  return impl;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,78 @@
+// kernels/cuda/flash_attention.cu on a GPU: against the float64 reference and LibTorch's flash
+// backend, over fp16/bf16, head dims 64 and 128, block edges, causal and key padding; padded keys
+// unread. Skips (testing::skip_test) without a CUDA device, or when the kernel is not built.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include <torch/cuda.h>
+
+#include "core/sdpa_backend_guard.hpp"
+#include "kernels/cuda/cuda_flash_attention.hpp"
+#include "runner/attention_bench.hpp"
+#include "test_support.hpp"
+
+using namespace attnbench;
+
+namespace {
+
+bool skip_without_kernel() {
+  if (!torch::cuda::is_available()) {
+    testing::skip_test(testing::no_gpu);
+    return true;
+  }
+  if (const auto why = cuda_flash_attention_impl().unavailable(torch::Device(torch::kCUDA, 0))) {
+    testing::skip_test(*why);
+    return true;
+  }
+  return false;
+}
+
+double rel_l2(const torch::Tensor& out, const torch::Tensor& ref) {
+  const auto o = out.to(torch::kCPU, torch::kDouble), r = ref.to(torch::kCPU, torch::kDouble);
+  return (o - r).norm().item<double>() / r.norm().item<double>();
+}
+
+}  // namespace
+
+TEST_CASE("cuda-flash2 matches the float64 reference and LibTorch's flash backend", "[gpu][kernels]") {
+  if (skip_without_kernel()) return;
+  for (auto dtype : {torch::kHalf, torch::kBFloat16})
+    for (int64_t d : {64, 128})
+      for (int64_t s : {1, 63, 64, 65, 200, 1024})
+        for (bool causal : {false, true})
+          for (bool padded : {false, true}) {
+            const int64_t b = 3, h = 4;
+            auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(s * 7 + d));
+            // Strided like the model's views of one (B, S, 3, H, D) projection.
+            const auto all = at::normal(0.0, 1.0, {b, s, 3, h, d}, gen).to(torch::kCUDA, dtype).permute({2, 0, 3, 1, 4});
+            const auto q = all[0], k = all[1], v = all[2];
+            const auto lengths =
+                padded ? torch::tensor({s, std::max<int64_t>(1, s / 2), int64_t{1}}, torch::kLong) : torch::Tensor();
+            INFO(c10::toString(dtype) << " D=" << d << " S=" << s << (causal ? " causal" : "")
+                                      << (padded ? " padded" : ""));
+            const auto out = cuda_flash_attention(q, k, v, causal, lengths);
+            torch::cuda::synchronize();
+            const auto ref = reference_attention(q, k, v, causal, lengths);
+            const double tol = dtype == torch::kHalf ? attention_tolerance_fp16 : attention_tolerance_bf16;
+            CHECK(rel_l2(out, ref) <= tol);
+            if (!padded) {  // LibTorch's flash backend takes no mask
+              const sdpa_backend_guard guard(sdpa_backend::flash, q.device());
+              const auto flash = at::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, causal);
+              CHECK(rel_l2(out, flash) <= tol);
+            }
+          }
+}
+
+TEST_CASE("cuda-flash2 never reads padded keys", "[gpu][kernels]") {
+  if (skip_without_kernel()) return;
+  const int64_t s = 300, len = 137;
+  auto q = torch::randn({2, 2, s, 64}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kBFloat16));
+  auto k = torch::randn_like(q), v = torch::randn_like(q);
+  const auto lengths = torch::tensor({len, s}, torch::kLong);
+  const auto before = cuda_flash_attention(q, k, v, false, lengths);
+  k[0].slice(1, len).fill_(std::nan(""));
+  v[0].slice(1, len).fill_(std::nan(""));
+  const auto after = cuda_flash_attention(q, k, v, false, lengths);
+  CHECK(torch::equal(before[0], after[0]));
+}

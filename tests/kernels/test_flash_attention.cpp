@@ -1,0 +1,162 @@
+// kernels/cpu/flash_attention: every code path this CPU has, validated against the float64
+// reference over dtypes, head dims, block boundaries, causal, key padding and strided inputs;
+// padded keys provably unread; a planted online-softmax bug caught; the registry entry and the
+// catalog agree.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/cpu/flash_attention.hpp"
+#include "kernels/kernel_catalog.hpp"
+#include "kernels/kernels.hpp"
+#include "runner/attention_bench.hpp"
+
+using namespace attnbench;
+using kernels::flash_isa;
+
+namespace {
+
+double rel_l2(const torch::Tensor& out, const torch::Tensor& ref) {
+  return (out.to(torch::kDouble) - ref).norm().item<double>() / ref.norm().item<double>();
+}
+
+// q, k, v as the model makes them: views into one (B, S, 3, H, D) projection, so every
+// dimension but D is strided.
+struct qkv {
+  torch::Tensor q, k, v;
+};
+qkv strided_inputs(int64_t b, int64_t h, int64_t s, int64_t d, c10::ScalarType dtype, uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const auto all = at::normal(0.0, 1.0, {b, s, 3, h, d}, gen).to(dtype).permute({2, 0, 3, 1, 4});  // (3, B, H, S, D)
+  return {all[0], all[1], all[2]};
+}
+
+double tolerance(c10::ScalarType dtype) {
+  return dtype == torch::kBFloat16 ? attention_tolerance_bf16 : attention_tolerance_fp32;
+}
+
+}  // namespace
+
+TEST_CASE("cpu-flash: every code path matches the float64 reference", "[kernels]") {
+  const auto isas = cpu_flash_isas();
+  REQUIRE(isas.front() == flash_isa::scalar);
+  for (flash_isa isa : isas)
+    for (auto dtype : {torch::kFloat, torch::kBFloat16})
+      for (int64_t d : {32, 64, 128})
+        for (int64_t s : {1, 17, 64, 65, 300})  // one key; partial vectors; one tile; two; two key blocks
+          for (bool causal : {false, true})
+            for (bool padded : {false, true}) {
+              const int64_t b = 3, h = 2;
+              const auto in = strided_inputs(b, h, s, d, dtype, static_cast<uint64_t>(s * 131 + d));
+              // Per-sample lengths: full, about half, one key.
+              const auto lengths =
+                  padded ? torch::tensor({s, std::max<int64_t>(1, s / 2), int64_t{1}}, torch::kLong) : torch::Tensor();
+              const auto ref = reference_attention(in.q, in.k, in.v, causal, lengths);
+              const auto out = cpu_flash_attention(in.q, in.k, in.v, causal, lengths, {isa});
+              INFO(to_string(isa) << " " << c10::toString(dtype) << " D=" << d << " S=" << s
+                                  << (causal ? " causal" : "") << (padded ? " padded" : ""));
+              REQUIRE(out.sizes() == in.q.sizes());
+              CHECK(out.scalar_type() == dtype);
+              CHECK(rel_l2(out, ref) <= tolerance(dtype));
+            }
+}
+
+TEST_CASE("cpu-flash: bf16 is computed in bf16 only where the CPU has native bf16", "[kernels]") {
+  const auto isas = cpu_flash_isas();
+  const flash_isa best = isas.back();
+  CHECK(cpu_flash_path(torch::kFloat, 64) == (best == flash_isa::avx512_bf16 ? flash_isa::avx512 : best));
+  CHECK(cpu_flash_path(torch::kBFloat16, 64) == best);
+  // A head dim that no vector width divides falls back to the scalar path, and still computes.
+  CHECK(cpu_flash_path(torch::kFloat, 20) == flash_isa::scalar);
+  const auto in = strided_inputs(1, 2, 40, 20, torch::kFloat, 5);
+  CHECK(rel_l2(cpu_flash_attention(in.q, in.k, in.v, false), reference_attention(in.q, in.k, in.v, false)) <=
+        attention_tolerance_fp32);
+  // A path the CPU lacks is an error, not a silent fallback.
+  if (std::find(isas.begin(), isas.end(), flash_isa::avx512_bf16) == isas.end())
+    CHECK_THROWS_WITH(cpu_flash_path(torch::kBFloat16, 64, flash_isa::avx512_bf16), Catch::Contains("lacks"));
+}
+
+TEST_CASE("cpu-flash: padded keys are never read", "[kernels]") {
+  for (flash_isa isa : cpu_flash_isas())
+    for (auto dtype : {torch::kFloat, torch::kBFloat16}) {
+      const int64_t s = 300, len = 137;
+      auto in = strided_inputs(2, 2, s, 64, dtype, 11);
+      const auto lengths = torch::tensor({len, s}, torch::kLong);
+      const auto before = cpu_flash_attention(in.q, in.k, in.v, false, lengths, {isa});
+      // NaN in sample 0's padded keys and values: any read of them would poison its output.
+      in.k[0].slice(1, len).fill_(std::nan(""));
+      in.v[0].slice(1, len).fill_(std::nan(""));
+      const auto after = cpu_flash_attention(in.q, in.k, in.v, false, lengths, {isa});
+      INFO(to_string(isa) << " " << c10::toString(dtype));
+      CHECK(torch::equal(before[0], after[0]));
+    }
+}
+
+TEST_CASE("cpu-flash: a planted online-softmax bug is caught, and the benchmark never times it", "[kernels]") {
+  // Skipping the rescale of the output accumulator when the running max grows is invisible in a
+  // single key block and wrong from the second on.
+  const auto in = strided_inputs(1, 2, 600, 64, torch::kFloat, 17);
+  const auto ref = reference_attention(in.q, in.k, in.v, false);
+  cpu_flash_options planted;
+  planted.planted_skip_rescale = true;
+  CHECK(rel_l2(cpu_flash_attention(in.q, in.k, in.v, false, {}, planted), ref) > 1e-2);
+  CHECK(rel_l2(cpu_flash_attention(in.q, in.k, in.v, false, {}, {}), ref) <= attention_tolerance_fp32);
+
+  attention_impl impl = cpu_flash_attention_impl();
+  impl.name = "planted-cpu-flash-no-rescale";
+  impl.run = [planted](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                       const torch::Tensor& lengths) { return cpu_flash_attention(q, k, v, causal, lengths, planted); };
+  register_attention_impl(impl);
+  attention_bench_options o;
+  o.grid = {{1}, {2}, {600}, {64}, {false}, {"fp32"}};
+  o.impls = {"cpu-flash", "planted-cpu-flash-no-rescale"};
+  o.warmup = 0;
+  o.repetitions = 1;
+  const auto rows = run_attention_bench(o);
+  unregister_attention_impl(impl.name);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].status == attention_status::ok);
+  CHECK_FALSE(rows[0].code_path.empty());
+  CHECK(rows[1].status == attention_status::fail);
+  CHECK(rows[1].repetitions == 0);
+  CHECK(std::isnan(rows[1].median_ms));
+}
+
+TEST_CASE("cpu-flash: key padding in the benchmark counts only real keys' work", "[kernels]") {
+  attention_bench_options o;
+  o.grid = {{2}, {2}, {256}, {32}, {false, true}, {"fp32"}, {0.5}};
+  o.impls = {"naive", "sdpa-flash", "cpu-flash"};
+  o.warmup = 0;
+  o.repetitions = 1;
+  for (const auto& r : run_attention_bench(o)) {
+    INFO(r.impl << (r.point.causal ? " causal" : "") << ": " << r.reason);
+    CHECK(r.status == attention_status::ok);  // naive and SDPA with a mask, cpu-flash with lengths
+    CHECK(attention_key_length(r.point) == 128);
+    CHECK(attention_flops(r.point) == 4.0 * 2 * 2 * (r.point.causal ? 256.0 * 128 - 128.0 * 128 / 2 : 256.0 * 128) * 32);
+  }
+}
+
+TEST_CASE("cpu-flash: refuses what it cannot compute, by name", "[kernels]") {
+  const auto in = strided_inputs(2, 2, 16, 32, torch::kFloat, 3);
+  CHECK_THROWS_WITH(cpu_flash_attention(in.q.to(torch::kHalf), in.k.to(torch::kHalf), in.v.to(torch::kHalf), false),
+                    Catch::Contains("fp32 or bf16"));
+  CHECK_THROWS_WITH(cpu_flash_attention(in.q, in.k, in.v, false, torch::tensor({16, 0}, torch::kLong)),
+                    Catch::Contains("[1, 16]"));
+  CHECK_THROWS_WITH(cpu_flash_attention(in.q, in.k, in.v, false, torch::tensor({16, 17}, torch::kLong)),
+                    Catch::Contains("[1, 16]"));
+  const auto q = in.q.clone().requires_grad_(true);
+  CHECK_THROWS_WITH(cpu_flash_attention(q, in.k, in.v, false), Catch::Contains("forward-only"));
+}
+
+TEST_CASE("kernels: the catalog names exactly the registered kernels, each for its device", "[kernels]") {
+  const auto impls = kernel_attention_impls();
+  REQUIRE(impls.size() == kernel_catalog.size());
+  for (std::size_t i = 0; i < impls.size(); ++i) {
+    CHECK(impls[i].name == kernel_catalog[i].name);
+    const bool cuda = kernel_catalog[i].device == "cuda";
+    CHECK(impls[i].unavailable(cuda ? torch::kCPU : torch::Device(torch::kCUDA, 0)).has_value());
+    CHECK(default_kernel(cuda) == (cuda ? "cuda-flash2" : "cpu-flash"));
+  }
+  CHECK_FALSE(find_attention_impl("cpu-flash")->unavailable(torch::kCPU).has_value());
+}
