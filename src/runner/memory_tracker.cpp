@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include <ATen/Context.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/Logging.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
@@ -77,6 +78,9 @@ peak_memory_scope::peak_memory_scope(torch::Device device, const std::vector<tor
 #ifdef ATTNBENCH_WITH_CUDA
     if (d.is_cuda()) {
       using namespace c10::cuda::CUDACachingAllocator;
+      // The allocator's statistics exist once CUDA is initialised: a scope may open before the
+      // process's first CUDA allocation.
+      at::globalContext().lazyInitDevice(at::kCUDA);
       resetPeakStats(d.index());
       impl_->cuda_start[k] = getDeviceStats(d.index()).allocated_bytes[aggregate].current;
     }

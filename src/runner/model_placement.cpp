@@ -1,5 +1,7 @@
 #include "runner/model_placement.hpp"
 
+#include <ATen/Context.h>
+
 #include "core/device.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA
@@ -12,6 +14,7 @@ int64_t device_allocated_bytes(torch::Device device) {
 #ifdef ATTNBENCH_WITH_CUDA
   if (device.is_cuda()) {
     using namespace c10::cuda::CUDACachingAllocator;
+    at::globalContext().lazyInitDevice(at::kCUDA);  // the statistics exist once CUDA is initialised
     const auto aggregate = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
     return getDeviceStats(device.index()).allocated_bytes[aggregate].current;
   }

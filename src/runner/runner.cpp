@@ -58,6 +58,7 @@ class device_memory_cap {
     if (static_cast<double>(bytes) > total)
       throw input_error("device_memory_limit", fmt::format("{} bytes is more than {} has ({} bytes)", bytes,
                                                            device.str(), static_cast<int64_t>(total)));
+    at::globalContext().lazyInitDevice(at::kCUDA);  // the allocator exists once CUDA is initialised
     alloc::emptyCache();  // blocks cached by earlier work would count against the cap
     saved_ = alloc::getMemoryFraction(device.index());
     alloc::setMemoryFraction(static_cast<double>(bytes) / total, device.index());
