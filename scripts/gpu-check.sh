@@ -106,6 +106,10 @@ describe_device() {
   fi
 }
 describe_device >"$OUT/device.txt"
+if [ "$DRY" = 0 ] && ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "gpu-check: no GPU visible (nvidia-smi -L failed); on a machine without one use --cpu-dry-run" >&2
+  exit 1
+fi
 
 # 1. build
 if [ "$BUILD" = 1 ]; then
