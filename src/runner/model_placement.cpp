@@ -23,9 +23,9 @@ int64_t device_allocated_bytes(torch::Device device) {
   return -1;
 }
 
-model_placement::model_placement(EncoderClassifier host, torch::Device device, int64_t host_bytes)
-    : host_(std::move(host)), device_(device) {
-  if (device_.is_cpu()) {
+model_placement::model_placement(EncoderClassifier host, torch::Device device, int64_t host_bytes, placer place)
+    : host_(std::move(host)), device_(device), place_(std::move(place)) {
+  if (device_.is_cpu() && !place_) {
     device_model_ = host_;
     device_bytes_ = host_bytes;
   }
@@ -36,7 +36,7 @@ const EncoderClassifier& model_placement::on_device() {
   const int64_t before = device_allocated_bytes(device_);
   // A local until it is complete: when a parameter does not fit, the ones copied so far are
   // freed with it.
-  EncoderClassifier copy = replicate(host_, device_);
+  EncoderClassifier copy = place_ ? place_(host_, device_) : replicate(host_, device_);
   synchronize(device_);
   device_bytes_ = before < 0 ? -1 : device_allocated_bytes(device_) - before;
   device_model_ = copy;

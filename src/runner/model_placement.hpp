@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include <torch/torch.h>
 
@@ -21,9 +22,13 @@ namespace attnbench {
 
 class model_placement {
  public:
+  // How the whole model is put on the device: a copy (replicate) by default; tests pass one that
+  // runs out of memory, so the path a GPU takes is exercised on the CPU too.
+  using placer = std::function<EncoderClassifier(const EncoderClassifier& host, torch::Device device)>;
+
   // `host`: on the CPU, eval mode. `host_bytes`: what building it allocated, measured (the CPU
-  // allocator hook), or -1.
-  model_placement(EncoderClassifier host, torch::Device device, int64_t host_bytes);
+  // allocator hook), or -1. With a `place` the model is placed by it even on the CPU.
+  model_placement(EncoderClassifier host, torch::Device device, int64_t host_bytes, placer place = nullptr);
 
   const EncoderClassifier& host() const { return host_; }
   torch::Device device() const { return device_; }
@@ -31,7 +36,7 @@ class model_placement {
   // The whole model on the run's device: the host model itself on the CPU, else a copy made on
   // the first call. Throws c10::OutOfMemoryError when it does not fit (nothing stays allocated).
   const EncoderClassifier& on_device();
-  bool placed() const { return device_model_.get() != nullptr; }
+  bool placed() const { return !device_model_.is_empty(); }
 
   // Device memory the whole model takes, measured: the CUDA caching allocator's allocated bytes
   // before and after the copy (on the CPU: what building the host model allocated). -1 before
@@ -41,6 +46,7 @@ class model_placement {
  private:
   EncoderClassifier host_;
   torch::Device device_;
+  placer place_;
   EncoderClassifier device_model_{nullptr};
   int64_t device_bytes_ = -1;
 };
