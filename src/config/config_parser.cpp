@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "config/byte_size.hpp"
 #include "kernels/kernel_catalog.hpp"
 #include "config/config_defaults.hpp"
 #include "config/hf_config.hpp"
@@ -34,7 +35,7 @@ using names = std::vector<std::string>;
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
 const names root_keys{"schema_version", "name",     "model",    "workload", "measure",  "check",  "device",
                       "threads",        "variants", "baseline", "output",   "scenario", "server", "train",
-                      "sweep",          "profile",  "distributed"};
+                      "sweep",          "profile",  "distributed", "device_memory_limit"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed",       "weights",
@@ -484,7 +485,17 @@ class config_reader {
     assign(cfg_.threads, root_.integer("threads", 0));
   }
 
+  // "device_memory_limit" (config/byte_size.hpp): validated here, read from the document by the
+  // runner.
+  void read_memory_limit() {
+    const ordered_json* v = root_.find("device_memory_limit");
+    if (!v || parse_byte_size(*v)) return;
+    log_.add(root_.path("device_memory_limit"),
+             fmt::format("expected a size in bytes or a string such as \"4GiB\", \"512MiB\"; got {}", v->dump()));
+  }
+
   void read_device() {
+    read_memory_limit();
     cfg_.device = std::string(defaults::device);
     auto device = root_.string("device");
     if (!device) {
@@ -1088,7 +1099,9 @@ class config_reader {
           else if (index && *index >= caps_.cuda_devices)
             log_.add(path, fmt::format("{} is not available: this machine has {} CUDA device{}", quote(*device),
                                        caps_.cuda_devices, caps_.cuda_devices == 1 ? "" : "s"));
-          pc.stages.push_back(*device);
+          // Canonical as the parallel block's devices are: "cuda" is "cuda:0", so a stage on
+          // "cuda" is the model's own device and shares its weights (core/device.hpp).
+          pc.stages.push_back(index ? fmt::format("cuda:{}", *index) : *device);
         }
         const auto n = static_cast<int64_t>(stages->size());
         if (model_layers > 0 && n > model_layers)

@@ -21,6 +21,10 @@ device_caps detect_device_caps() {
 
 torch::Device resolve_device(const std::string& spec) {
   if (spec == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  return canonical_device(spec);
+}
+
+torch::Device canonical_device(const std::string& spec) {
   torch::Device d(spec);
   if (d.is_cuda() && !d.has_index()) d.set_index(0);
   return d;

@@ -11,8 +11,13 @@ namespace attnbench {
 
 device_caps detect_device_caps();
 
-// "auto" → "cuda" when a GPU is visible, else "cpu". The config parser has checked the rest.
+// "auto" → "cuda:0" when a GPU is visible, else "cpu". The config parser has checked the rest.
 torch::Device resolve_device(const std::string& spec);
+
+// The one place a device string becomes a torch::Device: "cpu", "cuda:N", and "cuda" as
+// "cuda:0" (the config parser's meaning, never LibTorch's index -1, "the current device"), so two
+// spellings of one GPU compare equal everywhere (the run's device, pipeline stages, workers).
+torch::Device canonical_device(const std::string& spec);
 
 // Blocks until queued work on `device` is done (no-op on CPU): call before reading a host clock.
 void synchronize(torch::Device device);

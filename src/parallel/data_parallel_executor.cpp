@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/device.hpp"
 #include "parallel/shard.hpp"
 #include "parallel/worker_thread.hpp"
 #include "stats/summary.hpp"
@@ -45,7 +46,7 @@ data_parallel_executor::data_parallel_executor(const EncoderClassifier& model, c
   auto shards = shard_batches(data, batching.plan(data, rows), model->config(), n);
   for (int64_t i = 0; i < n; ++i) {
     auto w = std::make_unique<worker>();
-    const torch::Device device(pc.devices[static_cast<std::size_t>(i)]);
+    const torch::Device device = canonical_device(pc.devices[static_cast<std::size_t>(i)]);
     shard& s = shards[static_cast<std::size_t>(i)];
     w->samples = s.samples;
     w->real_tokens = s.real_tokens;

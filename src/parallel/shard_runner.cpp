@@ -64,7 +64,16 @@ whole_pass shard_runner::run(bool keep_outputs) {
   };
   const auto keep = [&](const batch& b, const torch::Tensor& y) {
     if (!keep_outputs) return;
-    logits.push_back(y.to(torch::kCPU));
+    if (y.is_cuda()) {
+      // Into page-locked memory without waiting: a blocking copy per batch would hold the host
+      // until the device finished the batch, so it could never queue the next one ahead. The
+      // pass synchronises the stream once at its end, before the outputs are read.
+      auto host = torch::empty(y.sizes(), y.options().device(torch::kCPU).pinned_memory(true));
+      host.copy_(y, /*non_blocking=*/true);
+      logits.push_back(host);
+    } else {
+      logits.push_back(y.to(torch::kCPU));
+    }
     out.sample_index.insert(out.sample_index.end(), b.sample_index.begin(), b.sample_index.end());
   };
 #ifdef ATTNBENCH_WITH_CUDA

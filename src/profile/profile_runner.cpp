@@ -165,10 +165,12 @@ profile_outcome profile_experiment(const config& cfg, const std::vector<std::str
   if (cfg.threads > 0) at::set_num_threads(static_cast<int>(cfg.threads));
   torch::InferenceMode inference;
 
+  // Built on the host; the whole model goes to the device only when a variant runs it whole, so
+  // an offload variant profiles with its encoder layers in host memory, as `run` places them.
   EncoderClassifier model(cfg.model);
   model->init_weights(cfg.model.seed);
   model->eval();
-  model->to(device);
+  EncoderClassifier whole{nullptr};
 
   profile_outcome outcome;
   outcome.device = device.str();
@@ -188,7 +190,8 @@ profile_outcome profile_experiment(const config& cfg, const std::vector<std::str
     if (log) log(fmt::format("profiling {}", name));
     const variant_config& vc = *find_variant(resolved, name);
     if (!vc.precision_choice.empty() && log) log(fmt::format("{}: {}", name, vc.precision_choice));
-    profiled_variant pv = profile_variant(resolved, vc, model, data, device, dir, force);
+    if (!vc.offload && !whole) whole = device.is_cpu() ? model : replicate(model, device);
+    profiled_variant pv = profile_variant(resolved, vc, vc.offload ? model : whole, data, device, dir, force);
     breakdowns.push_back(pv.breakdown);
     outcome.variants.push_back(std::move(pv));
   }

@@ -13,6 +13,11 @@
 #include "runner/memory_tracker.hpp"
 #include "stats/summary.hpp"
 
+#ifdef ATTNBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 namespace attnbench {
 namespace {
 
@@ -29,6 +34,23 @@ double relative_l2(const torch::Tensor& out, const torch::Tensor& ref) {
 
 double time_call_ms(const attention_impl& impl, const torch::Tensor& q, const torch::Tensor& k,
                     const torch::Tensor& v, bool causal, const torch::Tensor& lengths, torch::Device device) {
+#ifdef ATTNBENCH_WITH_CUDA
+  if (device.is_cuda()) {
+    // The device's time between two events: a host clock around a synchronised call adds the
+    // launch and the synchronisation (tens of µs, a large share of a short attention kernel).
+    // Both events are created (by a first record) and waited for before the timed record.
+    at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
+    const auto stream = c10::cuda::getCurrentCUDAStream(device.index());
+    start.record(stream);
+    end.record(stream);
+    end.synchronize();
+    start.record(stream);
+    impl.run(q, k, v, causal, lengths);
+    end.record(stream);
+    end.synchronize();
+    return static_cast<double>(start.elapsed_time(end));
+  }
+#endif
   synchronize(device);
   const auto t0 = clock_type::now();
   impl.run(q, k, v, causal, lengths);

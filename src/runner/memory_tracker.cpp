@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include <ATen/Context.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/Logging.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
@@ -38,11 +39,18 @@ class cpu_allocation_hook : public c10::MemoryReportingInfoBase {
 
 }  // namespace
 
+#ifdef ATTNBENCH_WITH_CUDA
+namespace {
+constexpr auto aggregate = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+}  // namespace
+#endif
+
 struct peak_memory_scope::impl {
-  torch::Device device;
-  std::shared_ptr<cpu_allocation_hook> hook;
+  torch::Device device;                  // the first: what peak_bytes() and method() describe
+  std::vector<torch::Device> devices;    // distinct, `device` first
+  std::vector<int64_t> cuda_start;       // per device: allocated bytes when the scope opened
+  std::shared_ptr<cpu_allocation_hook> hook;  // when a device is the CPU
   std::unique_ptr<c10::DebugInfoGuard> guard;
-  int64_t cuda_start = 0;
   int saved_log_level = 0;
 };
 
@@ -51,21 +59,33 @@ struct peak_memory_scope::impl {
 // scope raises the log threshold to errors while it is open.
 constexpr int log_level_error = 2;
 
-peak_memory_scope::peak_memory_scope(torch::Device device) : impl_(new impl{device, nullptr, nullptr, 0, 0}) {
-  if (device.is_cpu()) {
-    impl_->saved_log_level = FLAGS_caffe2_log_level;
-    FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, log_level_error);
-    impl_->hook = std::make_shared<cpu_allocation_hook>();
-    impl_->guard = std::make_unique<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, impl_->hook);
-  }
+peak_memory_scope::peak_memory_scope(torch::Device device) : peak_memory_scope(device, {}) {}
+
+peak_memory_scope::peak_memory_scope(torch::Device device, const std::vector<torch::Device>& also)
+    : impl_(new impl{device, {device}, {}, nullptr, nullptr, 0}) {
+  for (const auto& d : also)
+    if (std::find(impl_->devices.begin(), impl_->devices.end(), d) == impl_->devices.end())
+      impl_->devices.push_back(d);
+  impl_->cuda_start.assign(impl_->devices.size(), 0);
+  for (std::size_t k = 0; k < impl_->devices.size(); ++k) {
+    const torch::Device d = impl_->devices[k];
+    if (d.is_cpu() && !impl_->hook) {
+      impl_->saved_log_level = FLAGS_caffe2_log_level;
+      FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, log_level_error);
+      impl_->hook = std::make_shared<cpu_allocation_hook>();
+      impl_->guard = std::make_unique<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, impl_->hook);
+    }
 #ifdef ATTNBENCH_WITH_CUDA
-  if (device.is_cuda()) {
-    using namespace c10::cuda::CUDACachingAllocator;
-    const auto idx = device.index();
-    resetPeakStats(idx);
-    impl_->cuda_start = getDeviceStats(idx).allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current;
-  }
+    if (d.is_cuda()) {
+      using namespace c10::cuda::CUDACachingAllocator;
+      // The allocator's statistics exist once CUDA is initialised: a scope may open before the
+      // process's first CUDA allocation.
+      at::globalContext().lazyInitDevice(at::kCUDA);
+      resetPeakStats(d.index());
+      impl_->cuda_start[k] = getDeviceStats(d.index()).allocated_bytes[aggregate].current;
+    }
 #endif
+  }
 }
 
 peak_memory_scope::~peak_memory_scope() {
@@ -75,26 +95,28 @@ peak_memory_scope::~peak_memory_scope() {
   }
 }
 
-int64_t peak_memory_scope::peak_bytes() const {
-  if (impl_->hook) return impl_->hook->peak();
+int64_t peak_memory_scope::peak_bytes_on(torch::Device device) const {
+  const auto it = std::find(impl_->devices.begin(), impl_->devices.end(), device);
+  if (it == impl_->devices.end()) return -1;
+  if (device.is_cpu()) return impl_->hook->peak();
 #ifdef ATTNBENCH_WITH_CUDA
-  if (impl_->device.is_cuda()) {
+  if (device.is_cuda()) {
     using namespace c10::cuda::CUDACachingAllocator;
-    const auto stats = getDeviceStats(impl_->device.index());
-    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak - impl_->cuda_start;
+    const auto k = static_cast<std::size_t>(it - impl_->devices.begin());
+    return getDeviceStats(device.index()).allocated_bytes[aggregate].peak - impl_->cuda_start[k];
   }
 #endif
   return -1;
 }
 
+int64_t peak_memory_scope::peak_bytes() const { return peak_bytes_on(impl_->device); }
+
 int64_t peak_memory_scope::current_bytes() const {
-  if (impl_->hook) return impl_->hook->current();
+  if (impl_->device.is_cpu()) return impl_->hook->current();
 #ifdef ATTNBENCH_WITH_CUDA
   if (impl_->device.is_cuda()) {
     using namespace c10::cuda::CUDACachingAllocator;
-    const auto stats = getDeviceStats(impl_->device.index());
-    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current -
-           impl_->cuda_start;
+    return getDeviceStats(impl_->device.index()).allocated_bytes[aggregate].current - impl_->cuda_start[0];
   }
 #endif
   return -1;
@@ -103,7 +125,8 @@ int64_t peak_memory_scope::current_bytes() const {
 void peak_memory_scope::reset_peak() {
   if (impl_->hook) impl_->hook->reset_peak();
 #ifdef ATTNBENCH_WITH_CUDA
-  if (impl_->device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(impl_->device.index());
+  for (const auto& d : impl_->devices)
+    if (d.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(d.index());
 #endif
 }
 

@@ -12,11 +12,14 @@
 //       adopt the dispatching thread's debug info for the pass (parallel/worker_thread.hpp).
 //       The sum then covers every such thread at once. Allocations inside OpenMP intra-op threads
 //       (some oneDNN scratch buffers) are not seen: a lower bound of the true working set.
+// Several devices: a variant whose workers or stages run on other devices too measures each of
+// them (peak_bytes_on): the CPU by the hook, each CUDA device by its own allocator statistics.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -25,6 +28,8 @@ namespace attnbench {
 class peak_memory_scope {
  public:
   explicit peak_memory_scope(torch::Device device);
+  // `device` and every device of `also` (canonical: "cuda:N"; repeats are ignored).
+  peak_memory_scope(torch::Device device, const std::vector<torch::Device>& also);
   ~peak_memory_scope();
   peak_memory_scope(const peak_memory_scope&) = delete;
   peak_memory_scope& operator=(const peak_memory_scope&) = delete;
@@ -34,6 +39,8 @@ class peak_memory_scope {
   int64_t current_bytes() const;  // allocated now, relative to the scope's start
   void reset_peak();              // the peak restarts from the current level
   std::string method() const;
+  // The peak on one of the scope's devices, relative to the scope's start (-1: not one of them).
+  int64_t peak_bytes_on(torch::Device device) const;
 
  private:
   struct impl;

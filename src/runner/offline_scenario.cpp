@@ -1,5 +1,6 @@
 #include "runner/offline_scenario.hpp"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -49,6 +50,11 @@ struct offline_variant {
   int64_t timed_passes = 0;
   int64_t timed_allocations = 0;         // input-buffer allocations over the timed passes
   std::vector<int64_t> rank_peak_bytes;  // collective variants: each rank's check-pass peak
+  // Device memory its weights take, measured when they were placed (-1: not measured): the shared
+  // whole model's, or what an offload executor allocated for its resident part and slots.
+  int64_t device_weight_bytes = -1;
+  // Variants on several devices: each device's check-pass peak (the run's device first).
+  std::vector<std::pair<torch::Device, int64_t>> device_peaks;
 };
 
 namespace {
@@ -130,10 +136,11 @@ pass_record time_pass(offline_variant& v, const dataset& data, torch::Device dev
 }
 
 // The untimed check pass: outputs in sample order (repeats answered by the cache), peak memory.
-void run_check_pass(offline_variant& v, variant_result& r, const dataset& data, torch::Device device) {
+void run_check_pass(offline_variant& v, variant_result& r, const dataset& data, torch::Device device,
+                    const std::vector<torch::Device>& devices) {
   const auto n = static_cast<int64_t>(data.samples.size());
   v.outputs = torch::Tensor();  // (N, C), C from the model's first output: logits or an embedding
-  const peak_memory_scope memory(device);
+  const peak_memory_scope memory(device, devices);
   batch scratch;
   lookup_pass(v, data);
   if (v.executor->runs_whole_passes()) {
@@ -148,9 +155,12 @@ void run_check_pass(offline_variant& v, variant_result& r, const dataset& data, 
       v.outputs.index_copy_(0, torch::tensor(b.sample_index, torch::kLong), logits);
     }
   }
-  synchronize(device);
+  for (const auto& d : devices) synchronize(d);
   r.peak_memory_bytes = memory.peak_bytes();
   r.peak_memory_method = memory.method();
+  v.device_peaks.clear();
+  if (devices.size() > 1)
+    for (const auto& d : devices) v.device_peaks.emplace_back(d, memory.peak_bytes_on(d));
   // Repeats take the logits of the row that answered them: the check then sees cached results.
   v.outputs = v.outputs.index_select(0, torch::tensor(v.answered_by, torch::kLong));
 }
@@ -297,6 +307,25 @@ void count_work(const offline_variant& v, const dataset& data, const model_confi
   r.mean_batch_size = static_cast<double>(rows) / static_cast<double>(v.plans.size());
 }
 
+// The device memory a variant needs, measured, beside every other variant's (with and without
+// offload side by side): its weights on the device and those plus its check pass's working peak.
+void record_device_memory(int64_t weight_bytes, variant_result& r) {
+  if (weight_bytes < 0) return;
+  const std::string how = r.peak_memory_method.rfind("cuda", 0) == 0
+                              ? "the CUDA caching allocator's allocated bytes"
+                              : "the CPU allocator hook";
+  set_metric(r.metrics, metric{"device_weight_bytes", static_cast<double>(weight_bytes), metric_unit::bytes,
+                               metric_direction::lower_is_better, "memory",
+                               "weights held on the device, measured when placed (" + how + ")", ""});
+  metric peak{"device_peak_bytes", not_a_number, metric_unit::bytes, metric_direction::lower_is_better, "memory",
+              "device_weight_bytes + the check pass's working peak: the device memory the variant needs", ""};
+  if (r.peak_memory_bytes >= 0)
+    peak.value = static_cast<double>(weight_bytes + r.peak_memory_bytes);
+  else
+    peak.note = "not measured: " + r.peak_memory_method;
+  set_metric(r.metrics, peak);
+}
+
 }  // namespace
 
 offline_scenario::offline_scenario(const config& cfg, const dataset& data, offline_setup setup)
@@ -337,7 +366,32 @@ std::optional<skip_verdict> offline_scenario::skip_reason(std::size_t i, variant
         describe_variant(vc, base_cfg_, "", "")};
   if (auto why = executor_skip_reason(vc, setup_.device))
     return skip_verdict{*why, describe_variant(vc, base_cfg_, "", "")};
+  if (needs_whole_model_on_device(i)) {
+    try {
+      setup_.model->on_device();
+    } catch (const c10::OutOfMemoryError& e) {
+      // Out of memory is this variant's result, not the run's end: the variants that do not need
+      // the whole model on the device (offload) still run.
+      int64_t weights = 0;
+      for (const auto& p : setup_.model->host()->parameters()) weights += static_cast<int64_t>(p.nbytes());
+      return skip_verdict{fmt::format("OOM: out of device memory placing the whole model ({} bytes of weights) "
+                                      "on {}: {}",
+                                      weights, setup_.device.str(), e.what_without_backtrace()),
+                          describe_variant(vc, base_cfg_, "", "")};
+    }
+  }
   return std::nullopt;
+}
+
+// Offloaded variants stream the layers from the host model, data-parallel workers make their own
+// replicas from it; every other variant runs the whole model on the run's device.
+bool offline_scenario::needs_whole_model_on_device(std::size_t i) const {
+  const variant_config& vc = cfg_.variants[i];
+  if (!setup_.model || setup_.scripted || vc.pending) return false;
+  if (technique_for(vc)) return true;  // a registered technique's executor starts from the whole model
+  if (vc.offload) return false;
+  if (vc.parallel && vc.parallel->mode == parallel_mode::threads) return false;
+  return true;
 }
 
 void offline_scenario::prepare(std::size_t i, variant_result& r) {
@@ -360,8 +414,11 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
         fit.method = "default: every rank of a multi-process run must plan alike";
       } else if (!setup_.model) {
         fit.method = "default: a TorchScript model is not calibrated";
+      } else if (vc.offload) {
+        // Calibrating runs the plain path: it would place the whole model on the device.
+        fit.method = "default: an offload variant is not calibrated";
       } else {
-        plain_executor exec(setup_.model, setup_.device, vc, cfg_.model.causal);
+        plain_executor exec(setup_.model->on_device(), setup_.device, vc, cfg_.model.causal);
         fit = calibrate_planner(exec, setting, setup_.device, cfg_.model, data_, vc.batching);
       }
       it = planners_.emplace(setting, std::move(fit)).first;
@@ -377,7 +434,7 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
   if (collective(i)) {
     try {
       auto ranks =
-          std::make_unique<distributed_executor>(*setup_.world, setup_.model, device, vc, cfg_.model.causal,
+          std::make_unique<distributed_executor>(*setup_.world, setup_.model->on_device(), device, vc, cfg_.model.causal,
                                                  data_, rows, *batching, cfg_.measure.assemble_inputs);
       v.plans = ranks->plans();
       v.executor = std::move(ranks);
@@ -391,7 +448,8 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
     }
   } else if (vc.parallel) {
     // Workers own their shards' batches and inputs; v.plans lists them all, for the accounting.
-    auto parallel = std::make_unique<data_parallel_executor>(setup_.model, vc, cfg_.model.causal, data_, rows,
+    // Replicas are made from the host model: none of them needs the run device's copy.
+    auto parallel = std::make_unique<data_parallel_executor>(setup_.model->host(), vc, cfg_.model.causal, data_, rows,
                                                              *batching, cfg_.measure.assemble_inputs);
     v.plans = parallel->plans();
     v.executor = std::move(parallel);
@@ -404,8 +462,21 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
       input_assembler once(data_, device, /*pool=*/false);
       for (const auto& p : v.plans) v.prebuilt.push_back(once.assemble(p));
     }
-    v.executor = setup_.scripted ? std::make_unique<torchscript_executor>(setup_.scripted, device, vc)
-                                 : make_executor(setup_.model, device, vc, cfg_.model.causal);
+    if (setup_.scripted) {
+      v.executor = std::make_unique<torchscript_executor>(setup_.scripted, device, vc);
+    } else {
+      // What the executor allocates on the device while it is built, measured: an offload
+      // executor's resident part and slots (it is given the host model, whose layers stay there).
+      const peak_memory_scope built(device);
+      v.executor = make_executor(vc.offload ? setup_.model->host() : setup_.model->on_device(), device, vc,
+                                 cfg_.model.causal);
+      synchronize(device);
+      const int64_t own = built.current_bytes();
+      if (vc.offload)
+        v.device_weight_bytes = own;
+      else if (setup_.model->device_bytes() >= 0)
+        v.device_weight_bytes = setup_.model->device_bytes() + std::max<int64_t>(0, own);
+    }
   }
   count_work(v, data_, cfg_.model, vc.attention == attention_kind::custom && !setup_.scripted,
              static_cast<int64_t>(rows.size()), r);
@@ -415,7 +486,9 @@ void offline_scenario::check_pass(std::size_t i, variant_result& r) {
   const variant_config& vc = cfg_.variants[i];
   offline_variant& v = variants_[i];
   v.executor->begin_phase(pass_phase::check);
-  run_check_pass(v, r, data_, setup_.device);
+  // A rank measures its own process only: its devices are the rank's (the parallel table).
+  run_check_pass(v, r, data_, setup_.device,
+                 collective(i) ? std::vector<torch::Device>{setup_.device} : variant_devices(vc, setup_.device));
   if (collective(i)) {
     // Each rank measured its own process; the variant's figure would be one rank's share.
     const auto peaks = setup_.world->all_gather({static_cast<double>(r.peak_memory_bytes)});
@@ -426,15 +499,24 @@ void offline_scenario::check_pass(std::size_t i, variant_result& r) {
   } else if (auto gap = memory_not_covered(vc, setup_.device)) {
     r.peak_memory_bytes = -1;
     r.peak_memory_method = "n/a: " + *gap;
+    for (const auto& [d, bytes] : v.device_peaks) {
+      std::string name = "peak_memory_" + d.str();  // "peak_memory_cuda1"
+      name.erase(std::remove(name.begin(), name.end(), ':'), name.end());
+      set_metric(r.metrics, metric{name, bytes >= 0 ? static_cast<double>(bytes) : not_a_number,
+                                   metric_unit::bytes, metric_direction::lower_is_better, "memory",
+                                   "check-pass working peak on " + d.str() + " alone",
+                                   bytes >= 0 ? "" : "not measured"});
+    }
   }
+  record_device_memory(v.device_weight_bytes, r);
   if (setup_.model && vc.attention == attention_kind::sdpa)
-    r.sdpa_backend_used = sdpa_backends_in_use(setup_.model, data_, v.plans, vc, setup_.device);
+    r.sdpa_backend_used = sdpa_backends_in_use(setup_.model->host(), data_, v.plans, vc, setup_.device);
   if (vc.attention == attention_kind::custom) {
     // The kernel the device resolves "custom" to, and which of its code paths this CPU runs.
     const std::string name = vc.kernel.empty() ? std::string(default_kernel(setup_.device.is_cuda())) : vc.kernel;
     r.attention = name;
     if (auto impl = find_attention_impl(name); impl && impl->code_path && setup_.model) {
-      const model_config& m = setup_.model->config();
+      const model_config& m = setup_.model->host()->config();
       const auto dtype = compute_scalar_type(vc);
       r.notes.push_back(fmt::format("attention {}: its {} code path for {} inputs (chosen at run time from this "
                                     "machine's features)",
@@ -483,6 +565,14 @@ void offline_scenario::finalize(std::size_t i, std::optional<std::size_t> base, 
   v.executor->annotate(r);
   for (std::size_t k = 0; k < v.rank_peak_bytes.size() && k < r.parallel.workers.size(); ++k)
     r.parallel.workers[k].peak_memory_bytes = v.rank_peak_bytes[k];
+  // A worker thread alone on its device: that device's peak is its own.
+  for (auto& w : r.parallel.workers) {
+    if (!v.rank_peak_bytes.empty()) break;
+    const auto same = std::count_if(r.parallel.workers.begin(), r.parallel.workers.end(),
+                                    [&](const parallel_worker& o) { return o.device == w.device; });
+    for (const auto& [d, bytes] : v.device_peaks)
+      if (same == 1 && d.str() == w.device) w.peak_memory_bytes = bytes;
+  }
   outputs_[r.name] = v.outputs;
   if (cfg_.scenario == "server" && base) serve(i, *base, r);
 }

@@ -17,6 +17,7 @@
 #include "config/config.hpp"
 #include "model/encoder.hpp"
 #include "runner/measurement_loop.hpp"
+#include "runner/model_placement.hpp"
 #include "runner/planner_calibration.hpp"
 #include "workload/dataset.hpp"
 
@@ -29,7 +30,8 @@ struct offline_variant;  // a variant's executor, batches and check-pass outputs
 // Where the offline scenario runs and what it may consult besides the config.
 struct offline_setup {
   torch::Device device{torch::kCPU};
-  EncoderClassifier model{nullptr};             // the built-in model, or null …
+  // The built-in model (on the host, placed on the device when a variant needs it whole), or null …
+  std::shared_ptr<model_placement> model;
   std::shared_ptr<torchscript_model> scripted;  // … when a TorchScript module is benchmarked
   distributed_world* world = nullptr;           // the ranks of a multi-process run, or null
   // Test-only: adds noise to this variant's outputs before the check (proves a FAIL is caught).
@@ -57,6 +59,7 @@ class offline_scenario : public scenario_base {
 
  private:
   bool collective(std::size_t i) const;
+  bool needs_whole_model_on_device(std::size_t i) const;
   void serve(std::size_t i, std::size_t base, variant_result& r);
 
   const config& cfg_;

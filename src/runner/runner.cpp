@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "common/build_info.hpp"
+#include "common/error.hpp"
 #include "common/cpu_info.hpp"
 #include "common/hash.hpp"
+#include "config/byte_size.hpp"
 #include "core/device.hpp"
 #include "model/encoder.hpp"
 #include "model/hf_weights.hpp"
@@ -19,6 +21,8 @@
 #include "parallel/distributed_world.hpp"
 #include "runner/matmul_ceiling.hpp"
 #include "runner/measurement_loop.hpp"
+#include "runner/memory_tracker.hpp"
+#include "runner/model_placement.hpp"
 #include "runner/offline_scenario.hpp"
 #include "runner/train_scenario.hpp"
 #include "runner/variant_traits.hpp"
@@ -26,6 +30,11 @@
 #include "techniques/precision.hpp"
 #include "workload/dataset.hpp"
 #include "workload/workload_checks.hpp"
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 namespace attnbench {
 namespace {
@@ -36,12 +45,44 @@ constexpr int ceiling_repeats = 5;
 // ~40 ms at the 0.9 GFLOP/s of a Zen 3's bf16 (1024 would take 2.4 s a repeat).
 constexpr int64_t slow_ceiling_size = 256;
 
-// torch::Device("cuda") has index -1, the current device: 0 for a process that set none.
-torch::Device normalised(const std::string& name) {
-  torch::Device d(name);
-  if (d.is_cuda() && !d.has_index()) d.set_index(0);
-  return d;
-}
+// Caps the bytes the CUDA caching allocator may hold on the run's device ("device_memory_limit":
+// its per-process memory fraction of the device's memory) for the run, and lifts the cap after.
+// An allocation past the cap fails as running out of memory would (c10::OutOfMemoryError).
+class device_memory_cap {
+ public:
+  device_memory_cap(torch::Device device, int64_t bytes) : device_(device) {
+#ifdef ATTNBENCH_WITH_CUDA
+    if (bytes <= 0 || !device.is_cuda()) return;
+    namespace alloc = c10::cuda::CUDACachingAllocator;
+    const auto total = static_cast<double>(at::cuda::getDeviceProperties(device.index())->totalGlobalMem);
+    if (static_cast<double>(bytes) > total)
+      throw input_error("device_memory_limit", fmt::format("{} bytes is more than {} has ({} bytes)", bytes,
+                                                           device.str(), static_cast<int64_t>(total)));
+    at::globalContext().lazyInitDevice(at::kCUDA);  // the allocator exists once CUDA is initialised
+    alloc::emptyCache();  // blocks cached by earlier work would count against the cap
+    saved_ = alloc::getMemoryFraction(device.index());
+    alloc::setMemoryFraction(static_cast<double>(bytes) / total, device.index());
+    active_ = true;
+#else
+    (void)bytes;
+#endif
+  }
+  ~device_memory_cap() {
+#ifdef ATTNBENCH_WITH_CUDA
+    if (!active_) return;
+    namespace alloc = c10::cuda::CUDACachingAllocator;
+    alloc::setMemoryFraction(saved_, device_.index());
+    alloc::emptyCache();
+#endif
+  }
+  device_memory_cap(const device_memory_cap&) = delete;
+  device_memory_cap& operator=(const device_memory_cap&) = delete;
+
+ private:
+  torch::Device device_;
+  bool active_ = false;
+  double saved_ = 1.0;
+};
 
 // How the report names the model: its preset, or the file it was loaded from.
 std::string model_label(const model_config& m) {
@@ -125,18 +166,26 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
 
 }  // namespace
 
-std::optional<std::string> memory_not_covered(const variant_config& vc, torch::Device device) {
+std::vector<torch::Device> variant_devices(const variant_config& vc, torch::Device device) {
   std::vector<std::string> used;
   if (vc.parallel && vc.parallel->mode == parallel_mode::threads) used = vc.parallel->devices;
   if (vc.pipeline) used.insert(used.end(), vc.pipeline->stages.begin(), vc.pipeline->stages.end());
-  const torch::Device measured = normalised(device.str());
+  std::vector<torch::Device> out{canonical_device(device.str())};
+  for (const auto& d : used) {
+    const torch::Device c = canonical_device(d);
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
+std::optional<std::string> memory_not_covered(const variant_config& vc, torch::Device device) {
+  const auto devices = variant_devices(vc, device);
+  if (devices.size() == 1) return std::nullopt;
   std::vector<std::string> others;
-  for (const auto& d : used)
-    if (normalised(d) != measured && std::find(others.begin(), others.end(), d) == others.end())
-      others.push_back(d);
-  if (others.empty()) return std::nullopt;
-  return fmt::format("work on {} besides {} is not measured (one device's peak would be a part of it)",
-                     fmt::join(others, ", "), device.str());
+  for (std::size_t k = 1; k < devices.size(); ++k) others.push_back(devices[k].str());
+  return fmt::format("work on {} besides {}: one device's peak would be a part of it (each device's peak is a "
+                     "metric of its own)",
+                     fmt::join(others, ", "), devices.front().str());
 }
 
 run_outcome run_experiment(const config& cfg, const run_options& options) {
@@ -157,6 +206,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   const c10::OptionalDeviceGuard device_guard(device.is_cuda() ? std::optional<c10::Device>(device) : std::nullopt);
   if (cfg.threads > 0) at::set_num_threads(static_cast<int>(cfg.threads));
   torch::InferenceMode inference;
+  const device_memory_cap memory_cap(device, device_memory_limit(cfg));
 
   run_outcome outcome;
   run_result& res = outcome.result;
@@ -170,9 +220,10 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   // A TorchScript module, or the built-in encoder with seeded or checkpoint weights.
   EncoderClassifier model{nullptr};
   std::shared_ptr<torchscript_model> scripted;
-  // Everything that shapes the weights, and where they live: a sweep's points share the model.
-  const std::string model_key = nlohmann::json(cfg.raw.value("model", nlohmann::ordered_json::object())).dump() +
-                                "|" + device.str();
+  // Everything that shapes the weights: a sweep's points share the model. It is built on the host;
+  // a variant that runs it whole places it on the device when it is prepared (model_placement).
+  const std::string model_key = nlohmann::json(cfg.raw.value("model", nlohmann::ordered_json::object())).dump();
+  int64_t model_bytes = -1;
   if (!cfg.model.torchscript.empty()) {
     log("loading the TorchScript model");
     scripted = std::make_shared<torchscript_model>(cfg.model.torchscript);
@@ -184,26 +235,32 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
     if (options.cache && options.cache->model && options.cache->model_key == model_key) {
       log("reusing the model of the previous run");
       model = options.cache->model;
+      model_bytes = options.cache->model_bytes;
     } else {
       log("building the model");
       if (options.cache) options.cache->model = nullptr;  // free the previous model first
-      model = EncoderClassifier(cfg.model);
-      if (cfg.model.weights.empty()) {
-        model->init_weights(cfg.model.seed);
-      } else {
-        const safetensors_file weights(cfg.model.weights);
-        for (const auto& w : load_hf_weights(*model, weights)) log("warning: " + w);
+      {
+        // On the CPU the host model is the device model: what building it allocates is its size.
+        const peak_memory_scope built(torch::kCPU);
+        model = EncoderClassifier(cfg.model);
+        if (cfg.model.weights.empty()) {
+          model->init_weights(cfg.model.seed);
+        } else {
+          const safetensors_file weights(cfg.model.weights);
+          for (const auto& w : load_hf_weights(*model, weights)) log("warning: " + w);
+        }
+        model_bytes = built.current_bytes();
       }
       model->eval();  // dropout off
       if (options.cache) {
         options.cache->model_key = model_key;
+        options.cache->model_bytes = model_bytes;
         ++options.cache->models_built;
       }
     }
     res.model = model_info{model_label(cfg.model), cfg.model.layers, cfg.model.hidden, cfg.model.heads, cfg.model.ffn,
                            cfg.model.vocab_size, cfg.model.max_positions, cfg.model.num_labels,
                            parameter_count(*model), weight_checksum(*model), cfg.model.causal};
-    model->to(device);
     if (options.cache) options.cache->model = model;
   }
 
@@ -223,14 +280,20 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
                      options.observer);
     return outcome;
   }
-  offline_scenario offline(resolved, data,
-                           {device, model, scripted, options.world, options.perturb_variant, progress, options.observer});
+  const auto placement = model ? std::make_shared<model_placement>(model, device, model_bytes) : nullptr;
+  offline_scenario offline(resolved, data, {device, placement, scripted, options.world, options.perturb_variant,
+                                            progress, options.observer});
   // Every rank of a multi-process run goes round as often as rank 0 decides: its timings count.
   const auto agree = [&](int64_t round, bool more) {
     return options.world ? options.world->agree(fmt::format("round/{}", round), more) : more;
   };
   if (measure_variants(resolved, offline, res, progress, agree, options.observer))
     outcome.outputs = offline.take_outputs();
+  if (const int64_t limit = device_memory_limit(cfg); limit > 0 && !device.is_cuda())
+    for (auto& v : res.variants)
+      v.notes.push_back(fmt::format("device_memory_limit ({} bytes) not applied: it caps a CUDA device's "
+                                    "allocator, and this run is on {}",
+                                    limit, device.str()));
   return outcome;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -33,7 +34,8 @@ struct progress_event {
 // of the machine.
 struct setup_cache {
   std::string model_key;
-  EncoderClassifier model{nullptr};
+  EncoderClassifier model{nullptr};  // on the host (runner/model_placement.hpp)
+  int64_t model_bytes = -1;          // what building it allocated, measured
   std::map<std::string, matmul_ceiling> ceilings;
   int64_t models_built = 0;  // for tests and the log
 };
@@ -58,9 +60,12 @@ struct run_outcome {
 
 run_outcome run_experiment(const config& cfg, const run_options& options);
 
-// Why a variant's check-pass peak cannot cover its work, or nullopt. The scope measures the run's
-// device: every CPU thread the variant dispatches to adopts it, and a CUDA device is measured
-// whole; a second device a worker or a pipeline stage runs on is not. Its peak is then n/a.
+// Every device a variant computes on, canonical and distinct, the run's `device` first: its
+// thread workers' and pipeline stages' devices besides the run's.
+std::vector<torch::Device> variant_devices(const variant_config& vc, torch::Device device);
+
+// Why one figure cannot be a variant's check-pass peak, or nullopt: it works on devices besides
+// the run's (each of them is measured on its own: the peak per device is reported instead).
 std::optional<std::string> memory_not_covered(const variant_config& vc, torch::Device device);
 
 }  // namespace attnbench

@@ -230,11 +230,16 @@ void build_model(train_variant& v, const config& cfg, torch::Device device) {
     v.model->train();
   else
     v.model->eval();  // dropout is the model's only train/eval difference
-  v.model->to(device);
-  if (vc.offload)
+  if (vc.offload) {
+    // Only what stays resident goes to the device: the encoder layers go from the host straight to
+    // being the host master weights (offload_trainer), never all on the device at once.
+    for (const auto& child : v.model->named_children())
+      if (child.key() != "layers") child.value()->to(device);
     v.offload = std::make_unique<offload_trainer>(v.model, device, vc);
-  else
+  } else {
+    v.model->to(device);
     apply_checkpointing(v.model, vc.checkpointing);
+  }
   for (const auto& p : v.model->parameters()) v.initial.push_back(p.detach().clone());
 }
 

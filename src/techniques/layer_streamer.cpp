@@ -131,6 +131,12 @@ int64_t layer_streamer::resident_bound() const { return static_cast<int64_t>(slo
 
 int64_t layer_streamer::slot_bytes() const { return bytes_of(slots_.front().params); }
 
+std::vector<torch::Tensor> layer_streamer::slot_parameters() const {
+  std::vector<torch::Tensor> out;
+  for (const auto& s : slots_) out.insert(out.end(), s.params.begin(), s.params.end());
+  return out;
+}
+
 layer_streamer::slot& layer_streamer::slot_of(int64_t layer) {
   return slots_[static_cast<size_t>(layer) % slots_.size()];
 }

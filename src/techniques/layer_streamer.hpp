@@ -63,6 +63,8 @@ class layer_streamer {
   void clear_schedule() { schedule_.clear(); }
 
   int64_t layers() const { return static_cast<int64_t>(host_.size()); }
+  const std::vector<std::vector<torch::Tensor>>& host_weights() const { return host_; }
+  std::vector<torch::Tensor> slot_parameters() const;  // every slot's, on the device
   int64_t resident_bound() const;  // the slot count: prefetch + 1, at most the layers
   int64_t max_resident_layers() const { return max_resident_; }
   int64_t layer_bytes() const { return layer_bytes_; }  // one layer's host weights, as copied

@@ -22,6 +22,45 @@ torch::Tensor host_copy(const torch::Tensor& p, const offload_config& cfg, c10::
   return pin ? t.pin_memory() : t;
 }
 
+// The host weights of one encoder-layer parameter: the parameter itself when it already lives on
+// the host in the dtype the host weights are kept in (page-locked in place when `pin`, so the
+// model that owns it uses the page-locked memory too, and the host holds it once); otherwise a
+// host copy. `shared` is cleared when a copy was made.
+torch::Tensor host_weight(torch::Tensor& p, const offload_config& cfg, c10::ScalarType compute, bool pin,
+                          bool& shared) {
+  const bool cast = cfg.host_in_compute_dtype && p.dim() >= 2 && compute != torch::kFloat;
+  if (p.device().is_cpu() && !cast) {
+    if (pin && !p.is_pinned()) p.set_data(p.pin_memory());
+    return p.detach();  // the same storage
+  }
+  shared = false;
+  return host_copy(p, cfg, compute, pin);
+}
+
+// The model without its encoder layers (embeddings, pooler, classifier), with `model`'s values,
+// on `device`.
+EncoderClassifier resident_part(const EncoderClassifier& model, torch::Device device) {
+  model_config shell = model->config();
+  shell.layers = 0;
+  EncoderClassifier out(shell);
+  out->set_attention(model->attention());
+  const auto params = model->named_parameters(/*recurse=*/true);
+  for (auto& p : out->named_parameters(/*recurse=*/true)) {
+    const torch::Tensor* src = params.find(p.key());
+    TORCH_CHECK(src != nullptr, "offload: the model has no parameter ", p.key());
+    p.value().copy_(*src);
+  }
+  const auto buffers = model->named_buffers(/*recurse=*/true);
+  for (auto& b : out->named_buffers(/*recurse=*/true)) {
+    const torch::Tensor* src = buffers.find(b.key());
+    TORCH_CHECK(src != nullptr, "offload: the model has no buffer ", b.key());
+    b.value().copy_(*src);
+  }
+  out->eval();
+  out->to(device);
+  return out;
+}
+
 std::string host_dtype_name(const offload_config& cfg, precision_kind p) {
   if (!cfg.host_in_compute_dtype || p == precision_kind::fp32) return "fp32";
   return p == precision_kind::amp_bf16 ? "bf16 matrices" : "fp16 matrices";
@@ -40,29 +79,36 @@ std::optional<std::string> offload_skip_reason(const offload_config& offload, to
 
 offload_executor::offload_executor(EncoderClassifier model, torch::Device device,
                                    const variant_config& variant, bool causal)
-    : model_(std::move(model)),
-      device_(device),
+    : device_(device),
       precision_(variant.precision),
       how_{variant.attention, variant.backend, causal, variant.kernel},
       cfg_(*variant.offload) {
   TORCH_CHECK(!offload_skip_reason(cfg_, device_), "offload: ", *offload_skip_reason(cfg_, device_));
   torch::NoGradGuard no_grad;
-  const int64_t layers = model_->num_layers();
+  const int64_t layers = model->num_layers();
   TORCH_CHECK(layers > 0, "offload: the model has no encoder layers");
   const bool pin = cfg_.pinned && device_.is_cuda();
   const auto compute = compute_dtype(precision_);
   std::vector<std::vector<torch::Tensor>> host;
-  int64_t layer_param_bytes = 0;
+  shares_host_weights_ = true;
   for (int64_t i = 0; i < layers; ++i) {
     std::vector<torch::Tensor> params;
-    for (const auto& p : model_->layer(i)->parameters()) params.push_back(host_copy(p, cfg_, compute, pin));
+    for (auto& p : model->layer(i)->parameters())
+      params.push_back(host_weight(p, cfg_, compute, pin, shares_host_weights_));
     host.push_back(std::move(params));
-    layer_param_bytes += bytes_of(model_->layer(i)->parameters());
   }
-  for (const auto& p : model_->parameters()) full_bytes_ += static_cast<int64_t>(p.nbytes());
-  resident_bytes_ = full_bytes_ - layer_param_bytes;
+  for (const auto& p : model->parameters()) full_bytes_ += static_cast<int64_t>(p.nbytes());
+  resident_ = resident_part(model, device_);
+  resident_bytes_ = bytes_of(resident_->parameters());
   streamer_ =
-      std::make_unique<layer_streamer>(model_->config(), std::move(host), device_, cfg_.prefetch, pin);
+      std::make_unique<layer_streamer>(model->config(), std::move(host), device_, cfg_.prefetch, pin);
+}
+
+std::vector<torch::Tensor> offload_executor::device_parameters() const {
+  std::vector<torch::Tensor> out = resident_->parameters();
+  const auto slots = streamer_->slot_parameters();
+  out.insert(out.end(), slots.begin(), slots.end());
+  return out;
 }
 
 offload_executor::~offload_executor() = default;
@@ -78,7 +124,7 @@ torch::Tensor offload_executor::do_forward(const batch& b) {
   streamer_->forget_resident();
   ++forwards_;
   const int64_t layers = streamer_->layers();
-  auto x = model_->embed(b.input_ids);  // (B, S, H)
+  auto x = resident_->embed(b.input_ids);  // (B, S, H)
   int64_t next_load = 0;
   for (int64_t i = 0; i < layers; ++i) {
     // Issue the copies up to layer i + prefetch before layer i computes: they overlap it.
@@ -88,7 +134,7 @@ torch::Tensor offload_executor::do_forward(const batch& b) {
     x = layer->forward(x, mask, how_);  // (B, S, H)
     streamer_->release(i);
   }
-  return model_->head(x, padded ? b.padding_mask : torch::Tensor());  // (B, num_labels) or (B, hidden)
+  return resident_->head(x, padded ? b.padding_mask : torch::Tensor());  // (B, num_labels) or (B, hidden)
 }
 
 void offload_executor::do_annotate(variant_result& r) {

@@ -2,7 +2,14 @@
 // memory (page-locked on CUDA) and are streamed to the device a layer at a time by a
 // layer_streamer (the slots, the copy stream and the residency bound are described there). The
 // copy of layer i + prefetch is issued before layer i computes, so on a GPU it overlaps that
-// compute. Embeddings, pooler and classifier stay resident.
+// compute.
+//
+// What the executor holds on the device is its own: a copy of the embeddings, pooler and
+// classifier (the model without its encoder layers) and the prefetch + 1 slots, nothing else.
+// It keeps no reference to the model it was given. The host weights are the given model's own
+// encoder-layer parameters when that model lives on the host (the run's host model,
+// runner/model_placement.hpp): no second host copy, and on CUDA they are made page-locked in
+// place. A model on the device, or host copies in the compute dtype, are copied to host memory.
 //
 // Without an accelerator there is nothing to offload to: the variant is SKIPPED ("needs an
 // accelerator") unless offload.target is "cpu", which runs the same mechanism on the CPU with
@@ -40,13 +47,20 @@ class offload_executor : public executor_base {
   int64_t max_resident_layers() const { return streamer_->max_resident_layers(); }
   int64_t resident_bound() const { return streamer_->resident_bound(); }  // prefetch + 1, at most the layers
   int64_t layer_bytes() const { return streamer_->layer_bytes(); }
+  // Every parameter the executor holds on its device (the resident part, then the slots), and the
+  // resident part alone (embeddings, pooler, classifier: a model without encoder layers).
+  std::vector<torch::Tensor> device_parameters() const;
+  const EncoderClassifier& resident() const { return resident_; }
+  // The host weights, per layer, and whether they are the given model's own parameters.
+  const std::vector<std::vector<torch::Tensor>>& host_weights() const { return streamer_->host_weights(); }
+  bool shares_host_weights() const { return shares_host_weights_; }
 
  protected:
   torch::Tensor do_forward(const batch& b) override;
   void do_annotate(variant_result& r) override;
 
  private:
-  EncoderClassifier model_;
+  EncoderClassifier resident_{nullptr};  // on the device: the model without its encoder layers
   torch::Device device_;
   precision_kind precision_;
   attention_settings how_;
@@ -54,6 +68,7 @@ class offload_executor : public executor_base {
   std::unique_ptr<layer_streamer> streamer_;
   int64_t resident_bytes_ = 0;  // parameters that stay on the device (embeddings, head)
   int64_t full_bytes_ = 0;      // every parameter of the model
+  bool shares_host_weights_ = false;
   int64_t forwards_ = 0;
 };
 

@@ -15,7 +15,7 @@
 
 #include "parallel/worker_thread.hpp"
 #include "techniques/precision.hpp"
-#include "core/sdpa_backend_guard.hpp"
+#include "core/device.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
@@ -181,9 +181,35 @@ struct pipeline_executor::stage {
   double busy_ms = 0;  // written by the stage thread; read after a flush
 #ifdef ATTNBENCH_WITH_CUDA
   std::optional<c10::cuda::CUDAStream> stream;
-  std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> timing;  // this batch's micro-batches
+  // Events are created on their first record: every one the stage uses is made (and recorded
+  // once) when the executor is built, before any pass is timed, and reused batch after batch.
+  struct timing_pair {
+    at::cuda::CUDAEvent start{cudaEventDefault}, end{cudaEventDefault};
+    bool complete = false;  // both recorded for this batch's micro-batch (not one that failed midway)
+  };
+  std::vector<timing_pair> timing;                        // one per micro-batch of a batch
+  std::size_t timing_used = 0;                            // by the current batch
+  std::vector<std::shared_ptr<handoff_event>> handoffs;  // one per micro-batch of a batch
+  std::size_t handoffs_used = 0;                          // by the current batch
 #endif
 };
+
+#ifdef ATTNBENCH_WITH_CUDA
+void pipeline_executor::grow_event_pools(stage& s, std::size_t n) {
+  // Each event is recorded once on the stage's stream, which creates it, and that work is waited
+  // for: creation costs no timed pass anything.
+  while (s.timing.size() < n) {
+    s.timing.emplace_back();
+    s.timing.back().start.record(*s.stream);
+    s.timing.back().end.record(*s.stream);
+  }
+  while (s.handoffs.size() < n) {
+    s.handoffs.push_back(std::make_shared<handoff_event>());
+    s.handoffs.back()->event.record(*s.stream);
+  }
+  s.stream->synchronize();
+}
+#endif
 
 namespace {
 
@@ -240,7 +266,6 @@ pipeline_executor::pipeline_executor(EncoderClassifier model, torch::Device devi
       device_(device),
       precision_(variant.precision),
       how_{variant.attention, variant.backend, causal, variant.kernel},
-      stage_how_{variant.attention, sdpa_backend::auto_select, causal, variant.kernel},
       cfg_(*variant.pipeline),
       output_(std::make_unique<channel>()),
       flushed_(std::make_unique<flush_counter>()) {
@@ -271,7 +296,7 @@ pipeline_executor::pipeline_executor(EncoderClassifier model, torch::Device devi
   for (int64_t k = 0; k < n_stages; ++k) {
     auto s = std::make_unique<stage>();
     s->index = k;
-    s->device = torch::Device(cfg_.stages[static_cast<size_t>(k)]);
+    s->device = canonical_device(cfg_.stages[static_cast<size_t>(k)]);
     s->begin = next;
     s->end = next += split[static_cast<size_t>(k)];
     s->shares_weights = s->device == model_device;
@@ -304,10 +329,23 @@ pipeline_executor::pipeline_executor(EncoderClassifier model, torch::Device devi
       }
     }
 #ifdef ATTNBENCH_WITH_CUDA
-    if (s->device.is_cuda()) s->stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, s->device.index());
+    if (s->device.is_cuda()) {
+      s->stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, s->device.index());
+      // Enough events for the largest batch the variant's batching makes (a bound known here).
+      const int64_t max_rows = std::max<int64_t>(1, variant.batching.max_batch());
+      grow_event_pools(*s, static_cast<std::size_t>((max_rows + cfg_.micro_batch - 1) / cfg_.micro_batch));
+    }
 #endif
     stages_.push_back(std::move(s));
   }
+#ifdef ATTNBENCH_WITH_CUDA
+  if (device_.is_cuda()) {
+    inputs_ready_ = std::make_shared<handoff_event>();
+    const auto stream = c10::cuda::getCurrentCUDAStream(device_.index());
+    inputs_ready_->event.record(stream);
+    stream.synchronize();
+  }
+#endif
   for (int64_t k = 0; k < n_stages; ++k)
     stages_[static_cast<size_t>(k)]->out = k + 1 < n_stages ? &stages_[static_cast<size_t>(k) + 1]->in : output_.get();
 
@@ -391,15 +429,19 @@ void pipeline_executor::run_stage(stage& s) {
     // The batch is flushed: settle its device time (waiting here only holds this stage's thread).
     // A micro-batch that failed midway has an end event never recorded: it has no time to add.
     try {
-      for (auto& [start, end] : s.timing) {
-        if (!start.isCreated() || !end.isCreated()) continue;
-        end.synchronize();
-        s.busy_ms += start.elapsed_time(end);
+      for (std::size_t k = 0; k < s.timing_used; ++k) {
+        auto& t = s.timing[k];
+        if (!t.complete) continue;
+        t.end.synchronize();
+        s.busy_ms += t.start.elapsed_time(t.end);
       }
     } catch (const c10::Error&) {
       // The failure itself already reached forward() with its micro-batch.
     }
-    s.timing.clear();
+    // The next batch starts after forward() returned, when every consumer of these events has
+    // waited on them: they can be recorded again.
+    s.timing_used = 0;
+    s.handoffs_used = 0;
 #endif
     flushed_->add();
   }
@@ -410,21 +452,30 @@ void pipeline_executor::compute(stage& s, message& m) {
   receive(m, s.device);
 #ifdef ATTNBENCH_WITH_CUDA
   if (s.stream && m.timed) {
-    s.timing.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
-    s.timing.back().first.record(*s.stream);
+    // More micro-batches than the largest batch was expected to have: a late event creation.
+    if (s.timing_used == s.timing.size()) grow_event_pools(s, s.timing.size() + 1);
+    auto& t = s.timing[s.timing_used++];
+    t.complete = false;
+    t.start.record(*s.stream);
   }
 #endif
   const bool first = s.index == 0, last = s.index + 1 == static_cast<int64_t>(stages_.size());
   torch::Tensor x = first ? s.front->embed(m.x) : m.x;  // (b, S, H)
   for (auto& layer : s.layers) {
     RECORD_USER_SCOPE("encoder.layer");
-    x = layer->forward(x, m.mask, stage_how_);  // (b, S, H)
+    // Each attention call selects the variant's backend itself: the stages share one selection
+    // (core/sdpa_backend_guard.hpp), so concurrent stages neither race on the flags nor wait.
+    x = layer->forward(x, m.mask, how_);  // (b, S, H)
   }
   m.x = last ? s.front->head(x, m.padding_mask) : x;  // (b, C) after the head
 #ifdef ATTNBENCH_WITH_CUDA
   if (s.stream) {
-    if (m.timed) s.timing.back().second.record(*s.stream);
-    m.ready = std::make_shared<handoff_event>();
+    if (m.timed) {
+      s.timing[s.timing_used - 1].end.record(*s.stream);
+      s.timing[s.timing_used - 1].complete = true;
+    }
+    if (s.handoffs_used == s.handoffs.size()) grow_event_pools(s, s.handoffs.size() + 1);
+    m.ready = s.handoffs[s.handoffs_used++];
     m.ready->event.record(*s.stream);
   } else {
     m.ready.reset();
@@ -434,11 +485,6 @@ void pipeline_executor::compute(stage& s, message& m) {
 
 torch::Tensor pipeline_executor::do_forward(const batch& b) {
   const auto t0 = clock_type::now();
-  // The SDPA backend flags are process-wide: set them once here for every stage thread (each
-  // attention call opening its own guard would race on them), and let the stages run with "auto",
-  // which leaves the flags alone.
-  const sdpa_backend_guard backend(how_.kind == attention_kind::sdpa ? how_.backend : sdpa_backend::auto_select,
-                                   device_);
   const int64_t rows = b.input_ids.size(0);
   const int64_t n_micro = (rows + cfg_.micro_batch - 1) / cfg_.micro_batch;
   // Masked or not is decided for the whole batch, as the plain executor does, so a micro-batch
@@ -449,7 +495,8 @@ torch::Tensor pipeline_executor::do_forward(const batch& b) {
   std::shared_ptr<handoff_event> inputs_ready;
 #ifdef ATTNBENCH_WITH_CUDA
   if (device_.is_cuda()) {
-    inputs_ready = std::make_shared<handoff_event>();
+    // Made with the executor; recorded again per batch once the previous batch has drained.
+    inputs_ready = inputs_ready_;
     inputs_ready->event.record(c10::cuda::getCurrentCUDAStream(device_.index()));
   }
 #endif

@@ -45,6 +45,8 @@ namespace attnbench {
 // split as evenly as they can ([3, 2, 2] for 7 over 3). Needs 1 ≤ stages ≤ layers.
 std::vector<int64_t> balanced_split(const std::vector<int64_t>& layer_parameters, int64_t stages);
 
+struct handoff_event;  // a CUDA event between stages (pipeline_executor.cpp)
+
 class pipeline_executor : public executor_base {
  public:
   pipeline_executor(EncoderClassifier model, torch::Device device, const variant_config& variant, bool causal);
@@ -71,6 +73,9 @@ class pipeline_executor : public executor_base {
   struct stage;
   struct flush_counter;
   void run_stage(stage& s);
+#ifdef ATTNBENCH_WITH_CUDA
+  static void grow_event_pools(stage& s, std::size_t n);  // at least n timing pairs and hand-off events
+#endif
   void compute(stage& s, message& m);
   std::string stage_name(const stage& s) const;
 
@@ -78,12 +83,12 @@ class pipeline_executor : public executor_base {
   torch::Device device_;
   precision_kind precision_;
   attention_settings how_;
-  attention_settings stage_how_;  // how_ with backend "auto": forward() holds the backend flags for the stages
   pipeline_config cfg_;
   int64_t threads_per_stage_ = 0;
   std::vector<std::unique_ptr<stage>> stages_;
   std::unique_ptr<channel> output_;       // after the last stage: what forward() collects
   std::unique_ptr<flush_counter> flushed_;  // stages done with the current batch
+  std::shared_ptr<handoff_event> inputs_ready_;  // CUDA: the batch's inputs are on the device
   int64_t forwards_ = 0;
   int64_t micro_batches_ = 0;  // over every forward
   double forward_ms_ = 0;      // forward() wall time, summed: the span the stages' busy time is set against

@@ -45,14 +45,29 @@ std::unique_ptr<batching_base> make_batching(const batching_config& cfg, int64_t
   return std::make_unique<static_batching>(cfg.batch_size, cfg.padding, max_length);
 }
 
-// One pooled set of buffers for a (B, S) shape. On CUDA the host side is pinned and the copy
-// asynchronous; `copied` marks when the device has read the host buffer, so it is not refilled
-// while a copy may still be reading it.
-struct input_assembler::pooled {
+namespace {
+
+// Pooled buffer sets per (B, S) shape, used in turn. On CUDA the host side is pinned and the
+// copy asynchronous, so a set's host buffers may be refilled only once the device has read
+// them: with two sets the host fills one while the device may still be copying from the other,
+// and waits only for the copy of the batch before last, so it runs up to two batches ahead of the
+// device instead of one. On the CPU the copies are synchronous and the second set costs only its
+// memory; the logic is kept the same so that it is tested here.
+constexpr std::size_t pool_depth = 2;
+
+}  // namespace
+
+// One set of buffers. `copied` (CUDA, pooled) marks when the device has read the host buffers.
+struct buffer_set {
   torch::Tensor host_ids, host_mask, dev_ids, dev_mask;
 #ifdef ATTNBENCH_WITH_CUDA
   std::optional<at::cuda::CUDAEvent> copied;
 #endif
+};
+
+struct input_assembler::pooled {
+  std::vector<buffer_set> ring;  // pool_depth sets, allocated together when the shape is first seen
+  std::size_t next = 0;          // the set the next batch of this shape fills
 };
 
 input_assembler::input_assembler(const dataset& data, torch::Device device, bool pool)
@@ -64,21 +79,40 @@ batch input_assembler::assemble(const batch_plan& plan) {
   const auto b = static_cast<int64_t>(plan.rows.size());
   const int64_t s = plan.padded_length;
   const bool to_device = !device_.is_cpu();
-  pooled fresh;
-  pooled* buf = &fresh;
+  const auto allocate = [&](buffer_set& set) {
+    const auto host = torch::TensorOptions().pinned_memory(to_device && device_.is_cuda());
+    set.host_ids = torch::empty({b, s}, host.dtype(torch::kLong));   // (B, S)
+    set.host_mask = torch::empty({b, s}, host.dtype(torch::kBool));  // (B, S)
+    allocations_ += 2;
+    if (to_device) {
+      set.dev_ids = torch::empty({b, s}, torch::TensorOptions().device(device_).dtype(torch::kLong));
+      set.dev_mask = torch::empty({b, s}, torch::TensorOptions().device(device_).dtype(torch::kBool));
+      allocations_ += 2;
+    }
+#ifdef ATTNBENCH_WITH_CUDA
+    if (pool_ && device_.is_cuda()) {
+      // Created (by a first record) with the buffers, not inside whichever pass first refills them.
+      set.copied.emplace();
+      set.copied->record(c10::cuda::getCurrentCUDAStream(device_.index()));
+    }
+#endif
+  };
+  buffer_set fresh;
+  buffer_set* buf = &fresh;
   if (pool_) {
     auto& slot = buffers_[{b, s}];
-    if (!slot) slot = std::make_unique<pooled>();
-    buf = slot.get();
-  }
-  if (!buf->host_ids.defined()) {
-    const auto host = torch::TensorOptions().pinned_memory(to_device && device_.is_cuda());
-    buf->host_ids = torch::empty({b, s}, host.dtype(torch::kLong));   // (B, S)
-    buf->host_mask = torch::empty({b, s}, host.dtype(torch::kBool));  // (B, S)
-    allocations_ += 2;
+    if (!slot) {
+      slot = std::make_unique<pooled>();
+      slot->ring.resize(pool_depth);
+      for (auto& set : slot->ring) allocate(set);
+    }
+    buf = &slot->ring[slot->next];
+    slot->next = (slot->next + 1) % slot->ring.size();
+  } else {
+    allocate(fresh);
   }
 #ifdef ATTNBENCH_WITH_CUDA
-  if (buf->copied) buf->copied->synchronize();
+  if (buf->copied) buf->copied->synchronize();  // the copy that last read this set has finished
 #endif
   const int64_t pad = special_tokens_for(INT64_MAX).pad;
   buf->host_ids.fill_(pad);
@@ -96,21 +130,14 @@ batch input_assembler::assemble(const batch_plan& plan) {
   }
   torch::Tensor ids = buf->host_ids, mask = buf->host_mask;
   if (to_device) {
-    if (!buf->dev_ids.defined()) {
-      buf->dev_ids = torch::empty({b, s}, torch::TensorOptions().device(device_).dtype(torch::kLong));
-      buf->dev_mask = torch::empty({b, s}, torch::TensorOptions().device(device_).dtype(torch::kBool));
-      allocations_ += 2;
-    }
     // Asynchronous from pinned memory in both modes, so pooled and fresh buffers differ only in
-    // allocation (a fresh pinned block is not reused before the copy that reads it completes).
+    // allocation (a fresh pinned block is not reused before the copy that reads it completes:
+    // LibTorch's pinned-memory allocator records the copy's stream).
     const bool async = device_.is_cuda();
     buf->dev_ids.copy_(buf->host_ids, async);
     buf->dev_mask.copy_(buf->host_mask, async);
 #ifdef ATTNBENCH_WITH_CUDA
-    if (pool_ && device_.is_cuda()) {
-      if (!buf->copied) buf->copied.emplace();
-      buf->copied->record(c10::cuda::getCurrentCUDAStream(device_.index()));
-    }
+    if (buf->copied) buf->copied->record(c10::cuda::getCurrentCUDAStream(device_.index()));
 #endif
     ids = buf->dev_ids;
     mask = buf->dev_mask;

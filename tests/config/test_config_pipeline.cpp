@@ -57,6 +57,11 @@ TEST_CASE("pipeline block: stages, micro-batch, layers, threads", "[config][pipe
         with_pipeline({{"stages", {"cuda:0", "cuda:1"}}, {"micro_batch", 2}}).dump(), "", device_caps{2, true});
     CHECK(c.variants[1].pipeline->stages == std::vector<std::string>{"cuda:0", "cuda:1"});
   }
+  SECTION("a stage written \"cuda\" is the canonical \"cuda:0\", the model's device, as a parallel worker's is") {
+    const config c = parse_config_text(
+        with_pipeline({{"stages", {"cuda", "cuda:1"}}, {"micro_batch", 2}}).dump(), "", device_caps{2, true});
+    CHECK(c.variants[1].pipeline->stages == std::vector<std::string>{"cuda:0", "cuda:1"});
+  }
   SECTION("a pending variant keeps the block unvalidated") {
     auto doc = with_pipeline({{"stages", ordered_json::array()}});
     doc["variants"][1]["pending"] = "later";

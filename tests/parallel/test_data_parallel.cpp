@@ -5,9 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <numeric>
+
+#include <ATen/Context.h>
 #include <thread>
 
 #include "check/output_check.hpp"
+#include "core/sdpa_backend_guard.hpp"
+#include "runner/memory_tracker.hpp"
 #include "runner/runner.hpp"
 #include "test_support.hpp"
 #include "workload/static_batching.hpp"
@@ -183,6 +187,32 @@ TEST_CASE("work on a second device is not covered by the run device's peak: n/a 
   CHECK(memory_not_covered(vc, torch::Device("cuda:0")));
 }
 
+TEST_CASE("a variant's devices: canonical, distinct, the run's first; each is measured on its own",
+          "[parallel][runner]") {
+  const torch::Device cuda0(torch::kCUDA, 0), cuda1(torch::kCUDA, 1), cpu(torch::kCPU);
+  variant_config vc;
+  CHECK(variant_devices(vc, cuda0) == std::vector<torch::Device>{cuda0});
+  vc.pipeline = pipeline_config{};
+  vc.pipeline->stages = {"cuda", "cuda:1", "cpu"};  // "cuda" is the run's cuda:0, not a second device
+  CHECK(variant_devices(vc, torch::Device("cuda")) == std::vector<torch::Device>{cuda0, cuda1, cpu});
+  vc.pipeline.reset();
+  vc.parallel = parallel_config{};
+  vc.parallel->devices = {"cuda:1", "cuda:1", "cuda:0"};
+  CHECK(variant_devices(vc, cuda0) == std::vector<torch::Device>{cuda0, cuda1});
+  vc.parallel->mode = parallel_mode::processes;  // a rank measures its own process
+  CHECK(variant_devices(vc, cuda0) == std::vector<torch::Device>{cuda0});
+}
+
+TEST_CASE("the peak scope measures every device it is given, each from its own start", "[parallel][runner]") {
+  // On the CPU only the CPU can be measured; a device the scope was not given has no figure.
+  torch::InferenceMode inference;
+  const peak_memory_scope scope(torch::kCPU, {torch::Device(torch::kCPU)});
+  const auto t = torch::empty({1024, 1024}, torch::kFloat);  // 4 MiB
+  CHECK(scope.peak_bytes_on(torch::kCPU) >= 4 * 1024 * 1024);
+  CHECK(scope.peak_bytes_on(torch::kCPU) == scope.peak_bytes());
+  CHECK(scope.peak_bytes_on(torch::Device(torch::kCUDA, 1)) == -1);
+}
+
 TEST_CASE("devices all without a GPU is skipped as needing an accelerator", "[parallel][runner]") {
   const config cfg = testing::parse(parallel_doc({{"devices", "all"}}));
   run_options opts;
@@ -226,4 +256,25 @@ TEST_CASE("bad parallel blocks are config errors with their path", "[parallel][c
   CHECK_THAT(testing::problems_of(bad_timeout).front().to_string(), Contains("distributed.timeout_s"));
   bad_timeout["distributed"] = {{"backend", "nccl"}};
   CHECK_THAT(testing::problems_of(bad_timeout).front().to_string(), Contains("NCCL needs CUDA"));
+}
+
+TEST_CASE("data-parallel workers with a forced SDPA backend: outputs as one thread's, the flags restored after",
+          "[parallel][runner]") {
+  // Both workers' attention calls select "math" at once: they share the selection (before, each
+  // call saved and restored the process-wide flags, so one worker could restore them under the
+  // other's call and a forced backend could be lost, or leak to the next variant).
+  auto doc = parallel_doc({{"devices", {"cpu", "cpu"}}, {"threads_per_worker", 1}});
+  doc["variants"][0]["sdpa_backend"] = "math";
+  doc["variants"][1]["sdpa_backend"] = "math";
+  doc["variants"].push_back(nlohmann::ordered_json::parse(R"({"name": "after", "batching": {"batch_size": 4}})"));
+  const bool flash_before = at::globalContext().userEnabledFlashSDP();
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_outcome out = run_experiment(testing::parse(doc), opts);
+  const auto& vs = out.result.variants;
+  CHECK(vs[1].status == status_kind::pass);
+  CHECK(vs[1].sdpa_backend_used == "math");
+  CHECK(vs[2].status == status_kind::pass);  // the next variant runs under the flags as they were
+  CHECK(current_sdpa_selection().holders == 0);
+  CHECK(at::globalContext().userEnabledFlashSDP() == flash_before);
 }

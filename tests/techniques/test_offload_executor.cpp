@@ -5,11 +5,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <torch/cuda.h>
 
 #include "common/error.hpp"
+#include "config/byte_size.hpp"
 #include "config/config_parser.hpp"
 #include "runner/executor_base.hpp"
+#include "runner/memory_tracker.hpp"
 #include "runner/runner.hpp"
 #include "test_support.hpp"
 
@@ -97,6 +101,59 @@ TEST_CASE("offload on the CPU: bit-identical outputs, the prefetch schedule, the
   CHECK(r.offload.hidden_share == 0);  // synchronous copies hide nothing
 }
 
+TEST_CASE("offload holds on its device only the resident part and the slots; its host weights are the model's",
+          "[offload]") {
+  torch::InferenceMode inference;
+  EncoderClassifier model(four_layers());
+  model->init_weights(7);
+  model->eval();
+  const torch::Device cpu(torch::kCPU);
+  const batch b = random_batch(cpu);
+  variant_config plain_v = offload_variant(1, "cpu");
+  plain_v.offload.reset();
+  const torch::Tensor expected = make_executor(model, cpu, plain_v, false)->forward(b);
+
+  std::unique_ptr<offload_executor> ex;
+  int64_t built_bytes = 0;
+  {
+    const peak_memory_scope built(cpu);  // what building the executor allocates, measured
+    ex = std::make_unique<offload_executor>(model, cpu, offload_variant(1, "cpu"), false);
+    built_bytes = built.current_bytes();
+  }
+  // The resident part is a model without encoder layers; the host weights are the model's own
+  // parameters, not a second host copy.
+  CHECK(ex->resident()->num_layers() == 0);
+  CHECK(ex->shares_host_weights());
+  std::set<const void*> host;
+  for (int64_t i = 0; i < 4; ++i) {
+    const auto own = model->layer(i)->parameters();
+    const auto& weights = ex->host_weights()[static_cast<size_t>(i)];
+    REQUIRE(weights.size() == own.size());
+    for (size_t k = 0; k < own.size(); ++k) {
+      CHECK(weights[k].data_ptr() == own[k].data_ptr());
+      host.insert(own[k].data_ptr());
+    }
+  }
+  // No encoder-layer weight is resident outside the slots: nothing on the device side is one of
+  // them, and the device side is exactly the resident part plus prefetch + 1 slots.
+  int64_t device_bytes = 0, resident_bytes = 0;
+  for (const auto& t : ex->device_parameters()) {
+    CHECK(host.count(t.data_ptr()) == 0);
+    device_bytes += static_cast<int64_t>(t.nbytes());
+  }
+  for (const auto& t : ex->resident()->parameters()) resident_bytes += static_cast<int64_t>(t.nbytes());
+  CHECK(device_bytes == resident_bytes + 2 * ex->layer_bytes());
+  variant_result r;
+  r.batches = 1;
+  CHECK(torch::equal(ex->forward(b), expected));
+  ex->annotate(r);
+  CHECK(device_bytes == r.offload.resident_weight_bytes);  // the computed bound
+  // Measured: building it allocated the bound (and a few small buffers), no copy of the layers:
+  // four layers copied would add 4 × layer_bytes.
+  CHECK(built_bytes >= device_bytes);
+  CHECK(built_bytes < device_bytes + ex->layer_bytes() / 2);
+}
+
 TEST_CASE("offload with host copies in the autocast dtype: half the bytes, the same bf16 outputs", "[offload]") {
   torch::InferenceMode inference;
   EncoderClassifier model(four_layers());
@@ -116,6 +173,8 @@ TEST_CASE("offload with host copies in the autocast dtype: half the bytes, the s
   CHECK(torch::equal(bf16_host.forward(b), expected));
   CHECK(torch::equal(fp32_host.forward(b), expected));
   CHECK(bf16_host.layer_bytes() < fp32_host.layer_bytes() * 6 / 10);  // matrices halve; biases, norms stay fp32
+  CHECK(fp32_host.shares_host_weights());
+  CHECK(!bf16_host.shares_host_weights());  // a copy in the compute dtype
   variant_result r;
   r.batches = 1;
   bf16_host.annotate(r);
@@ -153,6 +212,24 @@ TEST_CASE("offload in a run: PASS with target cpu, SKIPPED without an accelerato
   CHECK(!vs[2].offload.used);
   CHECK(!vs[3].offload.used);  // "enabled": false is the plain path
   CHECK(vs[3].status == status_kind::pass);
+  // Device memory with and without offload side by side, both measured: the whole model's weights
+  // for the resident variants, the resident part and the slots for the offloaded one.
+  const auto metric_of = [](const variant_result& v, const char* name) {
+    const metric* m = find_metric(v.metrics, name);
+    REQUIRE(m != nullptr);
+    return m->value;
+  };
+  const double whole = metric_of(vs[0], "device_weight_bytes");
+  const double offloaded = metric_of(vs[1], "device_weight_bytes");
+  const auto full = static_cast<double>(vs[1].offload.full_weight_bytes);
+  const auto bound = static_cast<double>(vs[1].offload.resident_weight_bytes);
+  CHECK(whole >= full);
+  CHECK(whole < full * 1.05);
+  CHECK(offloaded >= bound);
+  CHECK(offloaded < bound + full / 20);
+  CHECK(metric_of(vs[1], "device_peak_bytes") == offloaded + static_cast<double>(vs[1].peak_memory_bytes));
+  CHECK(metric_of(vs[0], "device_peak_bytes") > metric_of(vs[1], "device_peak_bytes"));
+  CHECK(find_metric(vs[2].metrics, "device_weight_bytes") == nullptr);  // skipped: nothing placed
 }
 
 TEST_CASE("bad offload blocks are config errors with their path", "[offload][config]") {
@@ -215,4 +292,44 @@ TEST_CASE("offload on CUDA: copy stream, events, bound and outputs", "[offload][
   CHECK(r.offload.h2d_gb_per_s > 0);
   CHECK(r.offload.hidden_share >= 0);
   CHECK(r.offload.hidden_share <= 1);
+}
+
+TEST_CASE("offload in a run on CUDA under a memory limit: the resident variant OOM, offload fits, measured",
+          "[offload][gpu]") {
+  if (!torch::cuda::is_available()) {
+    testing::skip_test(testing::no_gpu);
+    return;
+  }
+  // 8 layers of 50 MB and 128 MB of embeddings: 0.53 GB whole, 0.23 GB offloaded with prefetch 1.
+  auto doc = nlohmann::ordered_json::parse(R"({
+    "name": "offload-gpu-test",
+    "model": {"layers": 8, "hidden": 1024, "heads": 8, "ffn": 4096, "vocab_size": 30522, "max_positions": 512,
+              "seed": 1},
+    "workload": {"samples": 8, "lengths": {"kind": "uniform", "min": 8, "max": 64}, "max_length": 64},
+    "measure": {"warmup": 0, "repetitions": 1},
+    "device": "cuda",
+    "device_memory_limit": "384MiB",
+    "variants": [
+      {"name": "offload", "batching": {"batch_size": 4}, "offload": {"prefetch": 1}},
+      {"name": "resident", "batching": {"batch_size": 4}},
+      {"name": "offload0", "batching": {"batch_size": 4}, "offload": {"prefetch": 0}}
+    ],
+    "baseline": "offload"
+  })");
+  const config cfg = parse_config_text(doc.dump(), "", device_caps{1, true});
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_outcome out = run_experiment(cfg, opts);
+  const auto& vs = out.result.variants;
+  CHECK(vs[0].status == status_kind::pass);
+  CHECK(vs[1].status == status_kind::skipped);
+  CHECK_THAT(vs[1].reason, Contains("OOM"));
+  CHECK(vs[2].status == status_kind::pass);
+  CHECK(vs[2].check.max_abs == 0);
+  const metric* weights = find_metric(vs[0].metrics, "device_weight_bytes");
+  REQUIRE(weights != nullptr);
+  const auto bound = static_cast<double>(vs[0].offload.resident_weight_bytes);
+  CHECK(weights->value >= bound);
+  CHECK(weights->value < bound + 1024.0 * 1024);  // the allocator's rounding, no layer more
+  CHECK(weights->value < static_cast<double>(device_memory_limit(cfg)));
 }

@@ -8,9 +8,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 
+#include "core/sdpa_backend_guard.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
 #include "test_support.hpp"
@@ -321,4 +323,45 @@ TEST_CASE("a pipeline on CUDA stages: copies, events, the plain executor's logit
   const torch::Tensor expected = plain_logits(model, gpu, v, b);
   pipeline_executor pipe(model, gpu, v, false);
   CHECK(rel_l2(pipe.forward(b), expected) <= 1e-2);
+}
+
+TEST_CASE("a pipeline with a forced SDPA backend: stages share the selection, nothing leaks after",
+          "[pipeline]") {
+  torch::InferenceMode inference;
+  const torch::Device cpu(torch::kCPU);
+  EncoderClassifier model = make_model(four_layers());
+  const batch b = random_batch(cpu);
+  variant_config v = pipeline_variant({"cpu", "cpu"}, 2);
+  v.backend = sdpa_backend::math;
+  const torch::Tensor expected = plain_logits(model, cpu, v, b);
+  const auto before = at::globalContext().userEnabledFlashSDP();
+  pipeline_executor pipe(model, cpu, v, false);
+  // Micro-batches of 2 on one thread each round differently from one batch: close, not equal.
+  for (int i = 0; i < 2; ++i) CHECK(torch::allclose(pipe.forward(b), expected, 1e-4, 1e-5));
+  CHECK(current_sdpa_selection().holders == 0);                // every stage's guard ended
+  CHECK(at::globalContext().userEnabledFlashSDP() == before);  // and the flags are back
+}
+
+TEST_CASE("a pipeline stage written \"cuda\" is the model's cuda:0: it shares the weights", "[pipeline][gpu]") {
+  if (!torch::cuda::is_available()) {
+    testing::skip_test(testing::no_gpu);
+    return;
+  }
+  torch::InferenceMode inference;
+  const torch::Device gpu(torch::kCUDA, 0);
+  EncoderClassifier model = make_model(four_layers());
+  model->to(gpu);
+  const batch b = random_batch(gpu);
+  const variant_config v = pipeline_variant({"cuda", "cuda"}, 3);
+  const torch::Tensor expected = plain_logits(model, gpu, v, b).cpu();
+  pipeline_executor pipe(model, gpu, v, false);
+  for (int i = 0; i < 3; ++i) CHECK(torch::allclose(pipe.forward(b).cpu(), expected, 1e-5, 1e-5));
+  variant_result r;
+  r.batches = 1;
+  pipe.annotate(r);
+  REQUIRE(r.pipeline.stages.size() == 2);
+  for (const auto& s : r.pipeline.stages) {
+    CHECK(s.device == "cuda:0");
+    CHECK(s.shares_weights);  // no deep copy on the same GPU
+  }
 }

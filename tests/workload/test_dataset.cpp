@@ -103,3 +103,27 @@ TEST_CASE("JSONL workloads are read and bad lines named", "[workload]") {
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("pooled input buffers are double-buffered: a batch's buffers outlive the next batch", "[workload]") {
+  const auto m = testing::tiny_model();
+  auto w = lognormal_workload(3);
+  w.samples = 12;
+  const auto data = make_dataset(w, m);
+  std::vector<int64_t> rows(12);
+  std::iota(rows.begin(), rows.end(), 0);
+  const auto plans = static_batching(4, padding_kind::max_length, 128).plan(data, rows);  // three (4, 128) batches
+  REQUIRE(plans.size() == 3);
+  input_assembler assemble(data, torch::kCPU, /*pool=*/true);
+  const batch first = assemble.assemble(plans[0]);
+  const torch::Tensor first_ids = first.input_ids.clone();
+  CHECK(assemble.allocations() == 4);  // both sets of (ids, mask), allocated when the shape is first seen
+  const batch second = assemble.assemble(plans[1]);
+  // Filling the next batch left the previous one's buffers alone: on CUDA the device may still be
+  // copying from them.
+  CHECK(second.input_ids.data_ptr() != first.input_ids.data_ptr());
+  CHECK(torch::equal(first.input_ids, first_ids));
+  const batch third = assemble.assemble(plans[2]);
+  CHECK(third.input_ids.data_ptr() == first.input_ids.data_ptr());  // the ring comes round
+  CHECK(assemble.allocations() == 4);                               // and allocates nothing more
+  CHECK(third.padding_mask.sum().item<int64_t>() == third.real_tokens);
+}

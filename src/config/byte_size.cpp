@@ -1,0 +1,37 @@
+#include "config/byte_size.hpp"
+
+#include <string>
+
+namespace attnbench {
+
+std::optional<int64_t> parse_byte_size(const nlohmann::ordered_json& v) {
+  if (v.is_number_integer()) {
+    const auto n = v.get<int64_t>();
+    return n >= 0 ? std::optional<int64_t>(n) : std::nullopt;
+  }
+  if (!v.is_string()) return std::nullopt;
+  const std::string text = v.get<std::string>();
+  const std::pair<const char*, double> units[] = {
+      {"GiB", 1024.0 * 1024 * 1024}, {"MiB", 1024.0 * 1024}, {"KiB", 1024.0}};
+  for (const auto& [unit, scale] : units) {
+    const std::string u(unit);
+    if (text.size() <= u.size() || text.compare(text.size() - u.size(), u.size(), u) != 0) continue;
+    const std::string number = text.substr(0, text.size() - u.size());
+    try {
+      std::size_t used = 0;
+      const double value = std::stod(number, &used);
+      if (used == number.size() && value > 0) return static_cast<int64_t>(value * scale);
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+int64_t device_memory_limit(const config& cfg) {
+  const auto it = cfg.raw.find("device_memory_limit");
+  if (it == cfg.raw.end()) return 0;
+  return parse_byte_size(*it).value_or(0);
+}
+
+}  // namespace attnbench
