@@ -29,6 +29,16 @@ EncoderClassifier make_model(attention_kind kind, bool causal = false) {
   return m;
 }
 
+// Four sentences of 64 tokens, two of them right-padded (to 40 and 7 real tokens).
+std::pair<torch::Tensor, torch::Tensor> ragged_batch() {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  auto ids = at::randint(1000, 30000, {4, 64}, gen, torch::kLong);
+  auto mask = torch::ones({4, 64}, torch::kBool);
+  mask.index_put_({1, torch::indexing::Slice(40, 64)}, false);
+  mask.index_put_({3, torch::indexing::Slice(7, 64)}, false);
+  return {ids, mask};
+}
+
 double rel_l2(const torch::Tensor& a, const torch::Tensor& b) {
   return ((a.to(torch::kDouble) - b.to(torch::kDouble)).norm() / b.to(torch::kDouble).norm()).item<double>();
 }
@@ -54,11 +64,7 @@ TEST_CASE("padding never changes a real token's result", "[model]") {
 TEST_CASE("naive and sdpa attention agree in fp32", "[model]") {
   torch::InferenceMode guard;
   auto model = make_model(attention_kind::naive);
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
-  auto ids = at::randint(1000, 30000, {4, 64}, gen, torch::kLong);
-  auto mask = torch::ones({4, 64}, torch::kBool);
-  mask.index_put_({1, torch::indexing::Slice(40, 64)}, false);  // ragged lengths
-  mask.index_put_({3, torch::indexing::Slice(7, 64)}, false);
+  const auto [ids, mask] = ragged_batch();
   for (bool causal : {false, true}) {
     model->set_attention({attention_kind::naive, sdpa_backend::auto_select, causal, {}});
     auto naive = model->forward(ids, mask);
@@ -110,11 +116,7 @@ TEST_CASE("weights depend on the seed only", "[model]") {
 TEST_CASE("custom attention (the CPU kernel) agrees with naive in fp32 and bf16, padded and causal", "[model]") {
   torch::InferenceMode guard;
   auto model = make_model(attention_kind::naive);
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
-  auto ids = at::randint(1000, 30000, {4, 64}, gen, torch::kLong);
-  auto mask = torch::ones({4, 64}, torch::kBool);
-  mask.index_put_({1, torch::indexing::Slice(40, 64)}, false);  // ragged lengths
-  mask.index_put_({3, torch::indexing::Slice(7, 64)}, false);
+  const auto [ids, mask] = ragged_batch();
   for (bool causal : {false, true}) {
     model->set_attention({attention_kind::naive, sdpa_backend::auto_select, causal, {}});
     const auto naive = model->forward(ids, mask);
