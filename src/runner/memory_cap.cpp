@@ -14,6 +14,11 @@ namespace {
 // Above LibTorch's own registration, so GetCPUAllocator() returns it once set.
 constexpr uint8_t cap_priority = 200;
 
+// Every allocation carries a 64-byte header holding its size in front of the data, so the data
+// pointer is also the DataPtr's context (LibTorch's raw_allocate / raw_deallocate require that)
+// and the deleter knows what to subtract. 64 keeps the data as aligned as the inner allocator's.
+constexpr size_t header_bytes = 64;
+
 class capping_allocator final : public c10::Allocator {
  public:
   explicit capping_allocator(c10::Allocator* inner) : inner_(inner) {}
@@ -27,12 +32,14 @@ class capping_allocator final : public c10::Allocator {
                        fmt::format("CPU out of memory under measure.max_memory_bytes: tried to allocate {} bytes "
                                    "with {} bytes of the variant's cap of {} in use",
                                    bytes, now - base_.load(), limit - base_.load()));
-    auto* rec = new record{inner_->allocate(n), bytes};
+    void* base = inner_->raw_allocate(n + header_bytes);
+    *static_cast<int64_t*>(base) = bytes;
     in_use_ += bytes;
-    void* data = rec->inner.get();
-    const c10::Device device = rec->inner.device();
-    return {data, rec, &release, device};
+    void* data = static_cast<char*>(base) + header_bytes;
+    return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     default_copy_data(dest, src, count);
@@ -46,11 +53,7 @@ class capping_allocator final : public c10::Allocator {
   }
 
  private:
-  struct record {
-    c10::DataPtr inner;
-    int64_t bytes;
-  };
-  static void release(void* ctx);
+  static void release(void* data);
 
   c10::Allocator* inner_;
   std::atomic<int64_t> in_use_{0};
@@ -60,10 +63,11 @@ class capping_allocator final : public c10::Allocator {
 
 capping_allocator* installed = nullptr;
 
-void capping_allocator::release(void* ctx) {
-  auto* rec = static_cast<record*>(ctx);
-  installed->in_use_ -= rec->bytes;
-  delete rec;  // frees the inner allocation through its own deleter
+void capping_allocator::release(void* data) {
+  if (!data) return;
+  void* base = static_cast<char*>(data) - header_bytes;
+  installed->in_use_ -= *static_cast<int64_t*>(base);
+  installed->inner_->raw_deallocate(base);
 }
 
 capping_allocator& allocator() {

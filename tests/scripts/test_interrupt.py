@@ -6,7 +6,8 @@ have started, then:
   1. SIGINT: the run stops after the current pass and writes every report, marked incomplete
      ("complete": false with the reason, a banner in report.md), with whole rounds only; exit 130.
   2. SIGTERM: the same, exit 143.
-  3. two SIGINTs: the second ends the process at once with 130; whatever report exists under its
+  3. two SIGINTs: the second ends the process at once with 130 (or, when the first one's reports were
+     already written, the default action of SIGINT); whatever report exists under its
      own name is whole (reports are only ever renamed into place). Whether the first one's reports
      were already written by then is a race with a pass of milliseconds, so either is accepted.
 Usage: test_interrupt.py ATTNBENCH_BINARY FIXTURE_CONFIG
@@ -80,7 +81,9 @@ def main():
         time.sleep(0.05)  # two signals at once would merge into one pending signal
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
-        check(proc.returncode == 130, f"two SIGINTs: exit status {proc.returncode} == 130")
+        # 130 from attnbench's handler, or -2 (killed by SIGINT: a shell shows 130 too) when the
+        # reports were already written and the handlers gone when the second one came.
+        check(proc.returncode in (130, -signal.SIGINT), f"two SIGINTs: exit status {proc.returncode} is 130 or -2")
         if os.path.exists(os.path.join(out, "results.json")):
             with open(os.path.join(out, "results.json")) as f:
                 json.load(f)  # whole, or it would not parse
