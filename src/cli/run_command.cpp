@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "cli/console.hpp"
 #include "cli/validate_command.hpp"
+#include "common/cpu_info.hpp"
 #include "common/error.hpp"
 #include "common/interrupt.hpp"
 #include "config/config_parser.hpp"
@@ -18,9 +22,11 @@
 #include "report/make_writers.hpp"
 #include "report/markdown_writer.hpp"
 #include "report/npy_writer.hpp"
+#include "report/result_json.hpp"
 #include "parallel/distributed_world.hpp"
 #include "parallel/rank_env.hpp"
 #include "core/device.hpp"
+#include "runner/resume_state.hpp"
 #include "runner/runner.hpp"
 #include "runner/sweep_runner.hpp"
 #include "report/sweep_result_json.hpp"
@@ -70,12 +76,97 @@ int run_exit_status(bool all_passed, bool any_limit_hit) {
   return !all_passed ? exit_check_failed : any_limit_hit ? exit_limit : exit_ok;
 }
 
+// --resume DIR: the interrupted run's resume.json, checked against this config and this machine
+// before anything runs (README "What happens when things go wrong").
+resume_file open_resume(const config& cfg, const run_command_options& opts) {
+  const fs::path dir = opts.resume;
+  if (!opts.out.empty() && fs::path(opts.out).lexically_normal() != dir.lexically_normal())
+    throw input_error("--out", fmt::format("--resume writes into the directory it resumes ({}): leave --out out",
+                                           dir.string()));
+  if (!fs::is_directory(dir)) throw input_error("--resume", fmt::format("{}: not a directory", dir.string()));
+  resume_file rf = read_resume_file(dir / resume_file_name);
+  const std::string path = (dir / resume_file_name).string();
+  if (rf.config_hash != config_hash_of(cfg.raw))
+    throw input_error("--resume", fmt::format("{} belongs to another config (hash {}; {} has {}): a resumed run must "
+                                              "be the same experiment. Run this config afresh instead",
+                                              path, rf.config_hash, opts.config_path, config_hash_of(cfg.raw)));
+  if (rf.kind != (cfg.sweep ? "sweep" : "run"))
+    throw input_error("--resume", fmt::format("{} is a {}'s, and {} is {}", path, rf.kind, opts.config_path,
+                                              cfg.sweep ? "a sweep" : "a single run"));
+  if (const std::string here = this_cpu().id; rf.cpu_id != here)
+    throw input_error("--resume", fmt::format("{} was timed on CPU \"{}\", and this is \"{}\": rounds from two "
+                                              "machines cannot be paired. Run the config afresh",
+                                              path, rf.cpu_id, here));
+  if (!fs::exists(dir / "results.json"))
+    throw input_error("--resume", fmt::format("{}: no results.json beside it (output.formats must include \"json\" "
+                                              "for a run to be resumed)",
+                                              dir.string()));
+  return rf;
+}
+
+// After the reports: resume.json for a run that was interrupted (what --resume continues from),
+// none for a finished one.
+void settle_resume_file(const fs::path& dir, const config& cfg, bool complete, int64_t point,
+                        const rounds_state* state) {
+  const fs::path file = dir / resume_file_name;
+  if (complete) {
+    std::error_code ec;
+    fs::remove(file, ec);  // a finished run has nothing to resume
+    return;
+  }
+  resume_file rf;
+  rf.config_hash = config_hash_of(cfg.raw);
+  rf.cpu_id = this_cpu().id;
+  rf.kind = cfg.sweep ? "sweep" : "run";
+  rf.point = point;
+  rf.has_state = state != nullptr;
+  if (state) rf.state = *state;
+  write_file_atomic(file, resume_to_json(rf).dump(1) + "\n");
+}
+
+nlohmann::ordered_json read_json_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::ordered_json::parse(text.str());
+  } catch (const std::exception& e) {
+    throw input_error("--resume", fmt::format("{}: invalid JSON: {}", path.string(), e.what()));
+  }
+}
+
 // A sweep: every point validated before anything runs, then run in the grid's order; the reports
 // are rendered in full before the first file is written.
 int run_sweep_command(const config& cfg, const run_command_options& opts, console& out) {
   const std::vector<sweep_point> points = expand_sweep(*cfg.sweep);
   const std::vector<config> configs = sweep_point_configs(cfg, points, detect_device_caps());
-  const fs::path dir = opts.out.empty() ? fs::path(cfg.output.dir) : fs::path(opts.out);
+  const fs::path dir = !opts.resume.empty() ? fs::path(opts.resume)
+                      : opts.out.empty()     ? fs::path(cfg.output.dir)
+                                             : fs::path(opts.out);
+  // --resume: the finished points are kept from results.json, the interrupted one goes on.
+  std::optional<resume_file> resumed;
+  sweep_result prior;
+  if (!opts.resume.empty()) {
+    resumed = open_resume(cfg, opts);
+    try {
+      prior = sweep_result_from_json(read_json_file(dir / "results.json"));
+    } catch (const input_error& e) {
+      throw input_error("--resume", fmt::format("{}: {}", (dir / "results.json").string(), e.what()));
+    }
+    if (prior.complete)
+      throw input_error("--resume", fmt::format("{} holds a finished sweep: nothing to resume", dir.string()));
+    const auto point = static_cast<size_t>(resumed->point);
+    if (point > points.size() || point > prior.points.size())
+      throw input_error("--resume", fmt::format("{} names point {}, but the sweep has {} and results.json {}",
+                                                (dir / resume_file_name).string(), point + 1, points.size(),
+                                                prior.points.size()));
+    for (size_t i = 0; i < point; ++i)
+      if (prior.points[i].label() != points[i].label() || !prior.points[i].result.complete)
+        throw input_error("--resume", fmt::format("results.json's point {} ({}) is not this sweep's finished point "
+                                                  "{} ({})",
+                                                  i + 1, prior.points[i].label(), i + 1, points[i].label()));
+  }
+  const bool force = opts.force || resumed.has_value();
   const auto has = [&](const char* f) { return std::count(cfg.output.formats.begin(), cfg.output.formats.end(), f) > 0; };
   std::vector<fs::path> files;
   if (has("json")) files.push_back(dir / "results.json");
@@ -92,11 +183,20 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
       for (const auto& v : configs[i].variants)
         if (!v.pending) files.push_back(point_outputs(i, v.name));
   if (opts.monitor.enabled()) files.push_back(metrics_file(dir, std::nullopt));
-  std::vector<problem> problems = output_problems(files, opts.force, "output.dir", "--out");
+  std::vector<problem> problems = output_problems(files, force, "output.dir", "--out");
   if (!opts.junit.empty())
-    for (auto& p : output_problems({opts.junit}, opts.force, "--junit", "--junit")) problems.push_back(std::move(p));
+    for (auto& p : output_problems({opts.junit}, force, "--junit", "--junit")) problems.push_back(std::move(p));
   if (!problems.empty()) throw input_error(std::move(problems));
 
+  sweep_resume sr;
+  sr.prior = &prior;
+  if (resumed) {
+    sr.point = resumed->point;
+    sr.state = resumed->has_state ? &resumed->state : nullptr;
+    for (int64_t i = 0; i < sr.point; ++i)
+      out.info(fmt::format("point {}/{}: {} (kept from the interrupted sweep)", i + 1, points.size(),
+                           points[static_cast<size_t>(i)].label()));
+  }
   const interrupt_handlers handlers;  // Ctrl-C: stop after the current pass, write what was measured
   run_options ro;
   ro.on_log = [&](const std::string& s) { out.log(s); };
@@ -106,8 +206,11 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
   out.info(fmt::format("attnbench: sweeping {} over {} points on {}", cfg.name, points.size(), cfg.device));
   const sweep_outcome outcome = run_sweep(cfg, points, configs, ro, [&](size_t i, size_t n, const std::string& label) {
     out.finish_progress();
-    out.info(fmt::format("point {}/{}: {}", i + 1, n, label));
-  });
+    out.info(fmt::format("point {}/{}: {}{}", i + 1, n, label,
+                         resumed && static_cast<int64_t>(i) == sr.point && sr.state
+                             ? fmt::format(" (resumed after {} complete rounds)", sr.state->rounds)
+                             : ""));
+  }, &sr);
   out.finish_progress();
   out.log(fmt::format("models built: {} for {} points", outcome.models_built, points.size()));
 
@@ -124,6 +227,12 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
     for (size_t i = 0; i < outcome.outputs.size(); ++i)  // fewer than the points when interrupted
       for (const auto& [name, t] : outcome.outputs[i]) save_outputs(point_outputs(i, name), t);
   if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(flatten_sweep(outcome.result))));
+  {
+    // Stopped again before the resumed point went on: its kept rounds still stand.
+    const bool kept = sr.state && sr.stopped_point == sr.point && !sr.save_loop.saved;
+    settle_resume_file(dir, cfg, outcome.result.complete, sr.stopped_point,
+                       sr.save_loop.saved ? &sr.save : kept ? sr.state : nullptr);
+  }
 
   for (const auto& p : outcome.result.points) {
     fmt::print("### {}\n\n{}\n", p.label(), markdown_table(p.result));
@@ -135,6 +244,7 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
   if (!outcome.result.complete) {
     out.info(fmt::format("attnbench: incomplete: {} ({} of {} points)", outcome.result.incomplete_reason,
                          outcome.result.points.size(), outcome.result.points_planned));
+    out.info(fmt::format("attnbench: to finish it: attnbench run {} --resume {}", opts.config_path, dir.string()));
     return interrupted_exit_status(interrupt_signal());
   }
   return run_exit_status(outcome.result.all_passed(), outcome.result.any_limit_hit());
@@ -170,6 +280,9 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
   add_monitor_options(*cmd, opts.monitor, /*tensorboard=*/true);
+  cmd->add_option("--resume", opts.resume,
+                  "Continue the interrupted run in this directory (its resume.json): same config, finished "
+                  "variants and sweep points kept, only the missing rounds run");
   cmd->add_flag("--no-cost-check", opts.no_cost_check,
                 "Run even when the estimates of memory or run time say this machine cannot (see `validate`)");
 }
@@ -187,8 +300,20 @@ int run_run(const run_command_options& opts) {
   if (cfg.sweep && opts.profile)
     throw input_error("--profile", "not available with a sweep: profile a point with `attnbench profile` on a config "
                                    "without the sweep block");
+  if (!opts.resume.empty() && env)
+    throw input_error("--resume", "a multi-process run cannot be resumed: its ranks time their rounds together; "
+                                  "run it afresh");
   if (cfg.sweep) return run_sweep_command(cfg, opts, out);
-  const fs::path dir = opts.out.empty() ? fs::path(cfg.output.dir) : fs::path(opts.out);
+  std::optional<resume_file> resumed;
+  run_result prior;
+  if (!opts.resume.empty()) {
+    resumed = open_resume(cfg, opts);
+    prior = load_run_result(fs::path(opts.resume) / "results.json");
+    if (prior.complete)
+      throw input_error("--resume", fmt::format("{} holds a finished run: nothing to resume", opts.resume));
+  }
+  const bool force = opts.force || resumed.has_value();
+  const fs::path dir = resumed ? fs::path(opts.resume) : opts.out.empty() ? fs::path(cfg.output.dir) : fs::path(opts.out);
   const auto writers = make_writers(cfg.output.formats);
   std::vector<fs::path> files;
   for (const auto& w : writers) files.push_back(dir / w->file_name());
@@ -196,13 +321,13 @@ int run_run(const run_command_options& opts) {
     for (const auto& v : cfg.variants)
       if (!v.pending) files.push_back(outputs_file(dir, v.name));
   if (opts.monitor.enabled()) files.push_back(metrics_file(dir, std::nullopt));
-  std::vector<problem> problems = rank0 ? output_problems(files, opts.force, "output.dir", "--out")
+  std::vector<problem> problems = rank0 ? output_problems(files, force, "output.dir", "--out")
                                         : std::vector<problem>{};
   if (!opts.junit.empty() && rank0)
-    for (auto& p : output_problems({opts.junit}, opts.force, "--junit", "--junit"))
+    for (auto& p : output_problems({opts.junit}, force, "--junit", "--junit"))
       problems.push_back(std::move(p));
   if (opts.profile)
-    for (auto& p : profile_output_problems(dir / "profile", default_profile_variants(cfg), opts.force,
+    for (auto& p : profile_output_problems(dir / "profile", default_profile_variants(cfg), force,
                                            "output.dir", "--out"))
       problems.push_back(std::move(p));
   if (!problems.empty()) throw input_error(std::move(problems));
@@ -211,6 +336,15 @@ int run_run(const run_command_options& opts) {
   run_options ro;
   ro.on_log = [&](const std::string& s) { out.log(s); };
   if (!opts.perturb.empty()) ro.perturb_variant = opts.perturb;
+  rounds_state saved;
+  loop_resume lr;
+  lr.from = resumed && resumed->has_state ? &resumed->state : nullptr;
+  lr.prior = resumed ? &prior : nullptr;
+  lr.save = &saved;
+  if (!env) ro.resume = &lr;  // a single process: what an interruption leaves can be resumed
+  if (resumed)
+    out.info(fmt::format("attnbench: resuming {} in {}: {} complete round{} kept", cfg.name, dir.string(),
+                         lr.from ? lr.from->rounds : 0, lr.from && lr.from->rounds == 1 ? "" : "s"));
   live_monitor monitor(opts.monitor, cfg.name, env ? std::optional<int>(env->rank) : std::nullopt);
   watch(ro, monitor, out, cfg);
   std::unique_ptr<distributed_world> world;
@@ -238,7 +372,8 @@ int run_run(const run_command_options& opts) {
     return outcome.result.complete || !interrupt_signal() ? exit_ok : interrupted_exit_status(interrupt_signal());
   }
 
-  write_reports(outcome.result, writers, dir, opts.force);
+  write_reports(outcome.result, writers, dir, force);
+  if (!env) settle_resume_file(dir, cfg, outcome.result.complete, 0, lr.saved ? &saved : lr.from);
   if (opts.save_outputs) {
     fs::create_directories(dir / "outputs");
     for (const auto& [name, t] : outcome.outputs) save_outputs(outputs_file(dir, name), t);
@@ -247,7 +382,7 @@ int run_run(const run_command_options& opts) {
   if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(outcome.result)));
   if (opts.profile && outcome.result.complete) {
     out.info("profiling every variant");
-    profile_experiment(cfg, default_profile_variants(cfg), dir / "profile", opts.force,
+    profile_experiment(cfg, default_profile_variants(cfg), dir / "profile", force,
                        [&](const std::string& s) { out.log(s); });
   }
 
@@ -260,6 +395,7 @@ int run_run(const run_command_options& opts) {
   monitor.finish(metrics_file(dir, env));
   if (!outcome.result.complete) {
     if (opts.profile) out.info("attnbench: --profile skipped: the run was interrupted");
+    if (!env) out.info(fmt::format("attnbench: to finish it: attnbench run {} --resume {}", opts.config_path, dir.string()));
     return interrupted_exit_status(interrupt_signal());
   }
   return run_exit_status(outcome.result.all_passed(), outcome.result.any_limit_hit());

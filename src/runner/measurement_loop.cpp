@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 
 #include "common/cpu_info.hpp"
+#include "common/error.hpp"
 #include "common/interrupt.hpp"
 #include "config/byte_size.hpp"
 #include "parallel/distributed_world.hpp"
 #include "report/ceilings.hpp"
 #include "runner/memory_cap.hpp"
 #include "runner/pass_statistics.hpp"
+#include "runner/resume_state.hpp"
 #include "runner/timed_rounds.hpp"
 #include "runner/variant_traits.hpp"
 #include "stats/summary.hpp"
@@ -26,6 +28,8 @@ struct loop_variant {
   bool ran = false;             // its check pass and every pass since succeeded
   std::vector<double> pass_s;   // timed passes
   std::vector<double> unit_ms;  // every unit of every timed pass
+  std::size_t unit_base = 0;            // units kept from an interrupted run (--resume)
+  std::vector<std::size_t> unit_ends;  // unit_ms's size after each timed pass of this process
 };
 
 void fail(variant_result& r, const std::string& why) {
@@ -122,15 +126,31 @@ void note_hardware(const environment_info& env, const variant_config& vc, varian
                                   dtype, own, fp32, r.precision));
 }
 
+// The interrupted run's row of a variant that left it by an error, when this run resumes it.
+const variant_result* kept_row(const loop_resume* resume, const std::string& name) {
+  if (!resume || !resume->from || !resume->prior) return nullptr;
+  const variant_rounds* v = resume->from->find(name);
+  if (!v || !v->left_by_error) return nullptr;
+  for (const auto& r : resume->prior->variants)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
 // Skips or prepares every variant, then runs its untimed check pass.
 // A signal stops it before the next variant (returned: where); the rest are SKIPPED as not run.
 std::string set_up(const config& cfg, const environment_info& env, scenario_base& scenario,
                    std::vector<loop_variant>& variants, const loop_progress& progress, run_observer* observer,
-                   const variant_limits& limits, bool may_stop) {
+                   const variant_limits& limits, bool may_stop, const loop_resume* resume) {
   int64_t checked = 0;
   std::string interrupted;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     variant_result& r = variants[i].result;
+    if (const variant_result* kept = kept_row(resume, cfg.variants[i].name)) {
+      r = *kept;  // left the interrupted run by an error: its row stands, it is not run again
+      const std::string note = "kept from the interrupted run (--resume): not run again";
+      if (std::find(r.notes.begin(), r.notes.end(), note) == r.notes.end()) r.notes.push_back(note);
+      continue;
+    }
     const int sig = may_stop ? interrupt_signal() : 0;
     if (sig && interrupted.empty())
       interrupted = fmt::format("{} during the check passes, before variant {} of {}", signal_name(sig), i + 1,
@@ -168,7 +188,7 @@ std::string set_up(const config& cfg, const environment_info& env, scenario_base
 rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::vector<loop_variant>& variants,
                              const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
                              const workload_info& work, run_observer* observer, const variant_limits& limits,
-                             bool may_stop) {
+                             bool may_stop, const rounds_state* from) {
   std::vector<round_member> members;
   std::vector<loop_variant*> member_of;
   for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -177,6 +197,17 @@ rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::ve
     round_member mb;
     mb.name = v.result.name;
     mb.is_baseline = v.result.is_baseline;
+    if (from && from->rounds > 0) {  // resumed: the completed rounds' passes come first
+      const variant_rounds* done = from->find(mb.name);
+      if (!done || static_cast<int64_t>(done->pass_s.size()) != from->rounds)
+        throw input_error("--resume", fmt::format("variant \"{}\" has {} timed passes in {}, not one per each of "
+                                                  "its {} complete rounds: it cannot be resumed; run it afresh",
+                                                  mb.name, done ? done->pass_s.size() : 0, resume_file_name,
+                                                  from->rounds));
+      mb.pass_s = done->pass_s;
+      v.unit_ms = done->unit_ms;
+      v.unit_base = v.unit_ms.size();
+    }
     mb.pass = [&scenario, &v, i, &work, observer, &limits](pass_phase phase) -> std::optional<double> {
       const bool timed = phase == pass_phase::timed;
       pass_timing t;
@@ -186,14 +217,26 @@ rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::ve
       if (!v.ran) return std::nullopt;
       // After the pass's clock stopped: what an observer does costs the pass nothing.
       if (observer) observer->on_pass(v.result.name, timed, work.samples, work.real_tokens, t.seconds, t.unit_ms);
-      if (timed) v.unit_ms.insert(v.unit_ms.end(), t.unit_ms.begin(), t.unit_ms.end());
+      if (timed) {
+        v.unit_ms.insert(v.unit_ms.end(), t.unit_ms.begin(), t.unit_ms.end());
+        v.unit_ends.push_back(v.unit_ms.size());
+      }
       return t.seconds;
     };
     members.push_back(std::move(mb));
     member_of.push_back(&v);
   }
-  const rounds_outcome rounds = run_rounds(cfg.measure, members, progress, agree, may_stop);
-  for (std::size_t k = 0; k < members.size(); ++k) member_of[k]->pass_s = std::move(members[k].pass_s);
+  const rounds_outcome rounds = run_rounds(cfg.measure, members, progress, agree, may_stop,
+                                          from ? from->rounds : 0, from ? from->timed_s : 0);
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    loop_variant& v = *member_of[k];
+    // A round cut short by a signal is dropped: its pass's units go too, so the latencies are of
+    // the kept rounds only.
+    const std::size_t kept_before = from && from->rounds > 0 ? static_cast<std::size_t>(from->rounds) : 0;
+    v.pass_s = std::move(members[k].pass_s);
+    const std::size_t kept_here = v.pass_s.size() - std::min(v.pass_s.size(), kept_before);
+    if (kept_here < v.unit_ends.size()) v.unit_ms.resize(kept_here == 0 ? v.unit_base : v.unit_ends[kept_here - 1]);
+  }
   return rounds;
 }
 
@@ -243,6 +286,34 @@ void check_and_report(const config& cfg, scenario_base& scenario, std::vector<lo
   }
 }
 
+// What `run --resume` needs to go on from here (runner/resume_state.hpp): every variant's timed
+// passes of the complete rounds, and which left the run by an error (their rows stand as they are).
+void save_rounds(const std::vector<loop_variant>& variants, const run_result& res, const rounds_outcome& rounds,
+                 loop_resume& resume) {
+  const rounds_state* from = resume.from;
+  rounds_state& s = *resume.save;
+  s = rounds_state{};
+  s.rounds = rounds.rounds;
+  s.timed_s = rounds.timed_s;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const variant_result& r = res.variants[i];
+    variant_rounds v;
+    v.name = r.name;
+    v.left_by_error = !variants[i].ran && (r.status == status_kind::fail || r.status == status_kind::oom ||
+                                           r.status == status_kind::timeout);
+    v.pass_s = variants[i].pass_s;
+    v.unit_ms = variants[i].unit_ms;
+    // Stopped again before its rounds went on (in the check passes): the kept rounds still stand.
+    if (const variant_rounds* before = from ? from->find(v.name) : nullptr; before && v.pass_s.empty()) {
+      v.pass_s = before->pass_s;
+      v.unit_ms = before->unit_ms;
+      v.left_by_error = v.left_by_error || before->left_by_error;
+    }
+    s.variants.push_back(std::move(v));
+  }
+  resume.saved = true;
+}
+
 }  // namespace
 
 double seconds_since(pass_clock::time_point t0) {
@@ -256,16 +327,20 @@ std::string error_text(const std::exception& e) {
 
 bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
                       const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
-                      run_observer* observer, bool single_process) {
+                      run_observer* observer, bool single_process, loop_resume* resume) {
+  const rounds_state* from = resume ? resume->from : nullptr;
   std::vector<loop_variant> variants(cfg.variants.size());
   variant_limits limits;
   limits.max_memory_bytes = max_memory_bytes(cfg);
   limits.max_pass_s = explicit_max_time_s(cfg);
   const std::string stopped_in_set_up =
-      set_up(cfg, res.environment, scenario, variants, progress, observer, limits, single_process);
+      set_up(cfg, res.environment, scenario, variants, progress, observer, limits, single_process, resume);
   rounds_outcome rounds;
   if (stopped_in_set_up.empty())
-    rounds = time_variants(cfg, scenario, variants, progress, agree, res.workload, observer, limits, single_process);
+    rounds = time_variants(cfg, scenario, variants, progress, agree, res.workload, observer, limits, single_process,
+                           from);
+  else if (from)
+    rounds.rounds = from->rounds, rounds.timed_s = from->timed_s;  // stopped again before timing: keep them
   if (!scenario.end_of_passes()) return false;
   check_and_report(cfg, scenario, variants, res);
   record_repetitions(cfg.measure, rounds, res);
@@ -281,6 +356,7 @@ bool measure_variants(const config& cfg, scenario_base& scenario, run_result& re
       if (r.status == status_kind::pass && r.repetition.rounds < 2)
         r.notes.push_back(fmt::format("interrupted after {} timed round{}: too few for an interval",
                                       r.repetition.rounds, r.repetition.rounds == 1 ? "" : "s"));
+    if (resume && resume->save) save_rounds(variants, res, rounds, *resume);
   }
   return true;
 }

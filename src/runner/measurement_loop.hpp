@@ -19,6 +19,7 @@
 #include "core/executor.hpp"
 #include "core/run_observer.hpp"
 #include "report/result.hpp"
+#include "runner/resume_state.hpp"
 
 namespace attnbench {
 
@@ -77,7 +78,8 @@ using loop_progress =
 // variant OOM or TIMEOUT instead of FAIL (README "What happens when things go wrong").
 bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
                       const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
-                      run_observer* observer = nullptr, bool single_process = true);
+                      run_observer* observer = nullptr, bool single_process = true,
+                      loop_resume* resume = nullptr);
 
 // The clock scenarios time their passes with (monotonic), and the seconds from t0 to now on it.
 using pass_clock = std::chrono::steady_clock;

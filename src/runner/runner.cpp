@@ -21,6 +21,7 @@
 #include "parallel/distributed_world.hpp"
 #include "runner/matmul_ceiling.hpp"
 #include "runner/measurement_loop.hpp"
+#include "runner/resume_state.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/model_placement.hpp"
 #include "runner/offline_scenario.hpp"
@@ -134,9 +135,7 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
   env.hostname = host_name();
   env.date = utc_now_iso();
   env.config_path = cfg.source_path;
-  fnv1a64 h;
-  h.update(nlohmann::json(cfg.raw).dump());  // nlohmann::json sorts keys: key order does not change the hash
-  env.config_hash = "fnv1a64:" + h.hex();
+  env.config_hash = config_hash_of(cfg.raw);
   env.config = cfg.raw;
   if (options.measure_ceilings) {
     const auto ceiling = [&](const std::string& dtype_name) {
@@ -277,7 +276,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   if (resolved.scenario == "train") {
     train_scenario train(resolved, data, device);
     measure_variants(resolved, train, res, progress, [](int64_t /*round*/, bool more) { return more; },
-                     options.observer);
+                     options.observer, true, options.resume);
     return outcome;
   }
   const auto placement = model ? std::make_shared<model_placement>(model, device, model_bytes) : nullptr;
@@ -287,7 +286,8 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   const auto agree = [&](int64_t round, bool more) {
     return options.world ? options.world->agree(fmt::format("round/{}", round), more) : more;
   };
-  if (measure_variants(resolved, offline, res, progress, agree, options.observer, options.world == nullptr))
+  if (measure_variants(resolved, offline, res, progress, agree, options.observer, options.world == nullptr,
+                       options.resume))
     outcome.outputs = offline.take_outputs();
   if (const int64_t limit = device_memory_limit(cfg); limit > 0 && !device.is_cuda())
     for (auto& v : res.variants)

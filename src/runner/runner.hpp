@@ -40,6 +40,8 @@ struct setup_cache {
   int64_t models_built = 0;  // for tests and the log
 };
 
+struct loop_resume;
+
 struct run_options {
   std::function<void(const progress_event&)> on_progress;  // may be empty
   std::function<void(const std::string&)> on_log;          // verbose lines; may be empty
@@ -51,6 +53,9 @@ struct run_options {
   distributed_world* world = nullptr;
   // Told of the run's passes and server requests as they happen (live metrics); may be null.
   run_observer* observer = nullptr;
+  // `run --resume`: the rounds to continue and where to save them if stopped again
+  // (runner/resume_state.hpp); may be null.
+  loop_resume* resume = nullptr;
 };
 
 struct run_outcome {

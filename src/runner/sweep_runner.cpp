@@ -8,7 +8,8 @@ namespace attnbench {
 
 sweep_outcome run_sweep(const config& base, const std::vector<sweep_point>& points,
                         const std::vector<config>& configs, const run_options& options,
-                        const std::function<void(size_t, size_t, const std::string&)>& on_point) {
+                        const std::function<void(size_t, size_t, const std::string&)>& on_point,
+                        sweep_resume* resume) {
   TORCH_CHECK(base.sweep && points.size() == configs.size(), "run_sweep: one config per sweep point");
   sweep_outcome outcome;
   sweep_result& res = outcome.result;
@@ -22,7 +23,25 @@ sweep_outcome run_sweep(const config& base, const std::vector<sweep_point>& poin
   run_options point_options = options;
   if (!point_options.cache) point_options.cache = &cache;
   res.points_planned = static_cast<int64_t>(points.size());
-  for (size_t i = 0; i < points.size(); ++i) {
+  size_t first = 0;
+  if (resume) {  // the finished points of the interrupted sweep stand as they were
+    first = static_cast<size_t>(resume->point);
+    for (size_t i = 0; i < first; ++i) {
+      res.points.push_back(resume->prior->points[i]);
+      outcome.outputs.emplace_back();  // written by the interrupted run
+    }
+    resume->save_loop.save = &resume->save;
+  }
+  for (size_t i = first; i < points.size(); ++i) {
+    if (resume) {
+      resume->stopped_point = static_cast<int64_t>(i);
+      resume->save_loop.saved = false;
+      const bool resumed_here = i == first && static_cast<int64_t>(i) == resume->point;
+      resume->save_loop.from = resumed_here ? resume->state : nullptr;
+      resume->save_loop.prior =
+          resumed_here && i < resume->prior->points.size() ? &resume->prior->points[i].result : nullptr;
+      point_options.resume = &resume->save_loop;
+    }
     if (const int sig = interrupt_signal()) {
       res.complete = false;
       res.incomplete_reason = fmt::format("stopped by {} before point {} of {} ({})", signal_name(sig), i + 1,

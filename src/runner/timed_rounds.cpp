@@ -45,16 +45,19 @@ interval_widths report_interval_widths() {
 rounds_outcome run_rounds(
     const measure_config& m, std::vector<round_member>& members,
     const std::function<void(const std::string&, const std::string&, int64_t, int64_t)>& progress,
-    const std::function<bool(int64_t, bool)>& agree, bool stop_between_passes) {
+    const std::function<bool(int64_t, bool)>& agree, bool stop_between_passes, int64_t done_rounds,
+    double done_s) {
   const auto n = static_cast<int64_t>(members.size());
   rounds_outcome out;
+  out.rounds = done_rounds;
+  out.timed_s = done_s;
   for (int64_t w = 0; w < m.warmup; ++w)
     for (int64_t i = 0; i < n; ++i) {
       round_member& mb = members[static_cast<std::size_t>(i)];
       if (!mb.active) continue;
       if (const int sig = interrupt_signal(); sig && stop_between_passes) {
-        out.interrupted = fmt::format("{} during warm-up (pass {} of {}), before any timed round", signal_name(sig),
-                                      w * n + i + 1, m.warmup * n);
+        out.interrupted = fmt::format("{} during warm-up (pass {} of {}), before {} timed round", signal_name(sig),
+                                      w * n + i + 1, m.warmup * n, done_rounds > 0 ? "the next" : "any");
         return out;
       }
       progress("warmup", mb.name, w * n + i, m.warmup * n);
@@ -69,7 +72,9 @@ rounds_outcome run_rounds(
   };
   // The planned count the progress line shows: the fixed rounds, or the adaptive minimum.
   const int64_t planned = m.adaptive ? m.min_repetitions : m.repetitions;
-  controller.start();
+  controller.start(done_s, done_rounds);
+  const double timed_from = monotonic_seconds();
+  const auto timed_so_far = [&] { return done_s + (monotonic_seconds() - timed_from); };
   for (;;) {
     refresh();
     const bool more = controller.another_round(out.rounds, series);
@@ -97,6 +102,7 @@ rounds_outcome run_rounds(
         out.interrupted = fmt::format("{} during timed round {} (its passes dropped; {} complete round{} kept)",
                                       signal_name(sig2), out.rounds + 1, out.rounds, out.rounds == 1 ? "" : "s");
         out.reason = stop_reason::none;
+        out.timed_s = timed_so_far();
         return out;
       }
       const auto seconds = mb.pass(pass_phase::timed);
@@ -109,6 +115,7 @@ rounds_outcome run_rounds(
     ++out.rounds;
   }
   out.reason = controller.reason();
+  out.timed_s = timed_so_far();
   return out;
 }
 

@@ -34,16 +34,20 @@ struct rounds_outcome {
   // Set when a signal stopped the rounds (common/interrupt.hpp): where, e.g. "SIGINT during warm-up
   // (pass 3 of 6)". A timed round it cut short is dropped whole, so every round stays paired.
   std::string interrupted;
+  double timed_s = 0;  // seconds of timed rounds, those a resumed run kept included
 };
 
 // `progress(phase, variant, done, total)`; `agree(round, more)`: the decision every process
 // takes (rank 0's, in a multi-process run; identity otherwise). A signal is honoured before any
 // pass when `stop_between_passes`, else only between rounds, through `agree` (the ranks of a
-// multi-process run must stop together).
+// multi-process run must stop together). A resumed run (runner/resume_state.hpp) gives the
+// `done_rounds` it keeps (already in each member's pass_s) and their `done_s`: the rounds go on
+// from there, in the same alternating order, under what is left of the time budget.
 rounds_outcome run_rounds(
     const measure_config& m, std::vector<round_member>& members,
     const std::function<void(const std::string&, const std::string&, int64_t, int64_t)>& progress,
-    const std::function<bool(int64_t, bool)>& agree, bool stop_between_passes = true);
+    const std::function<bool(int64_t, bool)>& agree, bool stop_between_passes = true, int64_t done_rounds = 0,
+    double done_s = 0);
 
 repetition_policy policy_of(const measure_config& m);
 // The widths the stopping rule tests: those of the intervals the reports print.

@@ -29,9 +29,10 @@ round_controller::round_controller(repetition_policy policy, interval_widths wid
                                    std::function<double()> now)
     : policy_(policy), widths_(std::move(widths)), now_(std::move(now)) {}
 
-void round_controller::start() {
-  started_ = last_round_end_ = now_();
-  longest_round_s_ = 0;
+void round_controller::start(double already_s, int64_t already_rounds) {
+  last_round_end_ = now_();
+  started_ = last_round_end_ - already_s;
+  longest_round_s_ = already_rounds > 0 ? already_s / static_cast<double>(already_rounds) : 0;
   reason_ = stop_reason::none;
 }
 

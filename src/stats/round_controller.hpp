@@ -51,8 +51,10 @@ class round_controller {
   // `now`: a monotonic clock in seconds (a fake one in tests).
   round_controller(repetition_policy policy, interval_widths widths, std::function<double()> now);
 
-  // Call once, right before the first timed round.
-  void start();
+  // Call once, right before the first timed round. A resumed run (runner/resume_state.hpp) passes
+  // the rounds it keeps and their seconds: the time budget counts them, and their mean round
+  // stands for the longest one until a round is timed.
+  void start(double already_s = 0, int64_t already_rounds = 0);
   // After `rounds` complete rounds: whether to run another. Records why not.
   bool another_round(int64_t rounds, const std::vector<round_series>& series);
   stop_reason reason() const { return reason_; }

@@ -216,3 +216,172 @@ TEST_CASE("measurement loop: a signal between rounds stops after the round, howe
   CHECK(res.incomplete_reason == "interrupted by SIGTERM after 2 timed rounds");
   for (const auto& v : res.variants) CHECK(v.throughput.n == 2);
 }
+
+TEST_CASE("measurement loop: a resumed run keeps the complete rounds and times only the missing ones",
+          "[runner][faults][resume]") {
+  const interrupt_guard guard;
+  auto doc = loop_config();
+  doc["measure"]["repetitions"] = 5;
+  const config cfg = testing::parse(doc);
+  // First run: stopped during round 3 (its passes dropped), two complete rounds kept and saved.
+  allocating_scenario first(cfg);
+  first.seconds["base"] = 0.02;
+  first.on_pass = [](const std::string& phase, const std::string& variant, int count) {
+    if (phase == "timed" && variant == "slow" && count == 11) request_interrupt(SIGINT);
+  };
+  rounds_state saved;
+  loop_resume save;
+  save.save = &saved;
+  run_result interrupted;
+  interrupted.workload.samples = 4;
+  interrupted.workload.real_tokens = 32;
+  REQUIRE(measure_variants(cfg, first, interrupted, no_progress, alone, nullptr, true, &save));
+  REQUIRE_FALSE(interrupted.complete);
+  REQUIRE(save.saved);
+  CHECK(saved.rounds == 2);
+  REQUIRE(saved.variants.size() == 4);
+  for (const auto& v : saved.variants) {
+    INFO(v.name);
+    CHECK(v.pass_s.size() == 2);
+    CHECK(v.unit_ms.size() == 2);
+    CHECK_FALSE(v.left_by_error);
+  }
+  clear_interrupt();
+
+  // Resumed: every variant is checked and warmed up again, then rounds 3 to 5 only.
+  allocating_scenario second(cfg);
+  second.seconds["base"] = 0.02;
+  std::map<std::string, int> timed;
+  second.on_pass = [&](const std::string& phase, const std::string& variant, int) {
+    if (phase == "timed") ++timed[variant];
+  };
+  loop_resume resume;
+  resume.from = &saved;
+  resume.prior = &interrupted;
+  rounds_state saved_again;
+  resume.save = &saved_again;
+  run_result res;
+  res.workload.samples = 4;
+  res.workload.real_tokens = 32;
+  REQUIRE(measure_variants(cfg, second, res, no_progress, alone, nullptr, true, &resume));
+  CHECK(res.complete);
+  CHECK_FALSE(resume.saved);  // finished: nothing to resume
+  CHECK(res.repetitions == 5);
+  CHECK(res.stop_reason == "fixed repetitions");
+  for (const auto& v : res.variants) {
+    INFO(v.name);
+    CHECK(timed[v.name] == 3);
+    CHECK(v.throughput.n == 5);  // the kept rounds and the new ones, paired with the baseline's
+    CHECK(v.status == status_kind::pass);
+  }
+  // The baseline's kept passes (0.02 s) are among its five: the rates are of every round.
+  CHECK(named(res, "base").throughput.geomean == Approx(4 / 0.02));
+}
+
+TEST_CASE("measurement loop: a variant that left the interrupted run by an error keeps its row on resume",
+          "[runner][faults][resume]") {
+  const interrupt_guard guard;
+  auto doc = loop_config();
+  doc["measure"]["max_memory_bytes"] = "16MiB";
+  const config cfg = testing::parse(doc);
+  allocating_scenario first(cfg);
+  first.bytes["big"] = int64_t{64} << 20;
+  first.on_pass = [](const std::string& phase, const std::string& variant, int count) {
+    if (phase == "timed" && variant == "last" && count == 3) request_interrupt(SIGTERM);  // end of round 1
+  };
+  rounds_state saved;
+  loop_resume save;
+  save.save = &saved;
+  run_result interrupted;
+  interrupted.workload.samples = 4;
+  interrupted.workload.real_tokens = 32;
+  REQUIRE(measure_variants(cfg, first, interrupted, no_progress, alone, nullptr, true, &save));
+  REQUIRE(save.saved);
+  CHECK(saved.rounds == 1);
+  CHECK(saved.find("big")->left_by_error);
+  CHECK(saved.find("big")->pass_s.empty());
+  clear_interrupt();
+
+  allocating_scenario second(cfg);
+  int big_passes = 0;
+  second.on_pass = [&](const std::string&, const std::string& variant, int) { big_passes += variant == "big"; };
+  loop_resume resume;
+  resume.from = &saved;
+  resume.prior = &interrupted;
+  run_result res;
+  res.workload.samples = 4;
+  res.workload.real_tokens = 32;
+  REQUIRE(measure_variants(cfg, second, res, no_progress, alone, nullptr, true, &resume));
+  CHECK(res.complete);
+  CHECK(big_passes == 0);  // not run again
+  const variant_result& big = named(res, "big");
+  CHECK(big.status == status_kind::oom);
+  CHECK_THAT(big.reason, Catch::Contains("tried to allocate 67108864 bytes"));
+  CHECK_THAT(big.notes.back(), Catch::Contains("kept from the interrupted run"));
+  CHECK(named(res, "last").throughput.n == 3);
+  CHECK(res.any_limit_hit());
+}
+
+TEST_CASE("measurement loop: resume state that does not pair with the rounds is refused", "[runner][faults][resume]") {
+  const config cfg = testing::parse(loop_config());
+  rounds_state bad;
+  bad.rounds = 2;
+  for (const char* name : {"base", "big", "slow"}) bad.variants.push_back({name, {0.01, 0.01}, {10, 10}, false});
+  bad.variants.push_back({"last", {0.01}, {10}, false});  // one pass short
+  loop_resume resume;
+  resume.from = &bad;
+  allocating_scenario s(cfg);
+  run_result res;
+  res.workload.samples = 4;
+  CHECK_THROWS_WITH(measure_variants(cfg, s, res, no_progress, alone, nullptr, true, &resume),
+                    Catch::Contains("variant \"last\" has 1 timed passes in resume.json") &&
+                        Catch::Contains("its 2 complete rounds"));
+}
+
+TEST_CASE("measurement loop: a run interrupted at each phase resumes to the full rounds", "[runner][faults][resume]") {
+  const interrupt_guard guard;
+  const config cfg = testing::parse(loop_config());  // 3 fixed rounds
+  struct phase_case {
+    std::string phase, variant;
+    int count;
+    int64_t kept_rounds;
+  };
+  for (const auto& pc : std::vector<phase_case>{{"check", "slow", 3, 0}, {"warmup", "big", 2, 0}, {"timed", "big", 7, 1}}) {
+    INFO(pc.phase);
+    clear_interrupt();
+    allocating_scenario first(cfg);
+    first.on_pass = [&](const std::string& phase, const std::string& variant, int count) {
+      if (phase == pc.phase && variant == pc.variant && count == pc.count) request_interrupt(SIGINT);
+    };
+    rounds_state saved;
+    loop_resume save;
+    save.save = &saved;
+    run_result interrupted;
+    interrupted.workload.samples = 4;
+    interrupted.workload.real_tokens = 32;
+    REQUIRE(measure_variants(cfg, first, interrupted, no_progress, alone, nullptr, true, &save));
+    REQUIRE_FALSE(interrupted.complete);
+    REQUIRE(save.saved);
+    CHECK(saved.rounds == pc.kept_rounds);
+    clear_interrupt();
+
+    allocating_scenario second(cfg);
+    int timed = 0;
+    second.on_pass = [&](const std::string& phase, const std::string&, int) { timed += phase == "timed"; };
+    loop_resume resume;
+    resume.from = &saved;
+    resume.prior = &interrupted;
+    run_result res;
+    res.workload.samples = 4;
+    res.workload.real_tokens = 32;
+    REQUIRE(measure_variants(cfg, second, res, no_progress, alone, nullptr, true, &resume));
+    CHECK(res.complete);
+    CHECK(res.repetitions == 3);
+    CHECK(timed == 4 * (3 - pc.kept_rounds));  // only the missing rounds, of all four variants
+    for (const auto& v : res.variants) {
+      INFO(v.name);
+      CHECK(v.status == status_kind::pass);
+      CHECK(v.throughput.n == 3);
+    }
+  }
+}
