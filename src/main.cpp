@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
   } catch (const c10::Error& e) {
     fmt::print(stderr, "error (LibTorch): {}\n", e.what_without_backtrace());
     return exit_internal;
+  } catch (const std::bad_alloc&) {
+    // Outside a variant (a variant's own is its OOM row): building the model or the workload.
+    fmt::print(stderr,
+               "error: out of memory: the system refused an allocation while setting up the run (the model or the "
+               "workload is too large for this machine; `attnbench validate` estimates what a config needs)\n");
+    return exit_internal;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_internal;

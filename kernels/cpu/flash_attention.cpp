@@ -2,6 +2,13 @@
 
 #include <ATen/Parallel.h>
 
+// at::parallel_for is compiled here, from ATen's header: with LibTorch's OpenMP backend and no
+// -fopenmp it silently becomes a serial loop (it did: the kernel ran on one core whatever the
+// thread count). CMakeLists.txt compiles this file with OpenMP; this keeps it that way.
+#if AT_PARALLEL_OPENMP && !defined(_OPENMP)
+#error "kernels/cpu/flash_attention.cpp must be compiled with -fopenmp: at::parallel_for would run serially"
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>

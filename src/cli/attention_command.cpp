@@ -156,8 +156,7 @@ int run_attention(const attention_command_options& opts) {
   const std::string md = fmt::format("# Attention implementations on {} ({})\n\n{}", device_name(o.device),
                                      o.device.str(), attention_markdown(rows, o.ceilings));
   fs::create_directories(dir);
-  write_file_atomic(dir / "attention.md", md);
-  write_file_atomic(dir / "attention.csv", attention_csv(rows));
+  write_files_atomic({{dir / "attention.md", md}, {dir / "attention.csv", attention_csv(rows)}});
   fmt::print("{}\n", attention_markdown(rows, o.ceilings));
   out.info(fmt::format("wrote attention.md and attention.csv to {}", dir.string()));
   const bool failed = std::any_of(rows.begin(), rows.end(),

@@ -29,7 +29,11 @@ using namespace std::chrono_literals;
 constexpr auto term_grace = 5s;  // after SIGTERM, before SIGKILL
 
 volatile std::sig_atomic_t interrupted = 0;
-void on_signal(int sig) { interrupted = sig; }
+volatile std::sig_atomic_t signals_received = 0;
+void on_signal(int sig) {
+  interrupted = sig;
+  signals_received = signals_received + 1;
+}
 
 // A port that is free on this host now (the kernel's pick), as torchrun's standalone mode does.
 int free_port() {
@@ -127,6 +131,7 @@ int run_launch(const launch_command_options& opts) {
   bool failed = false;
   clock_type::time_point give_up{};  // once a rank has failed: when the others are stopped
   bool termed = false;
+  bool forwarded = false, killed_now = false;
   while (!running.empty()) {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
@@ -145,10 +150,26 @@ int run_launch(const launch_command_options& opts) {
       }
       continue;
     }
-    if (interrupted && !failed) {
-      failed = true;
-      exit_status = 128 + interrupted;
+    if (interrupted && !forwarded) {
+      // Every rank gets the signal: they stop together at the next round (rank 0 decides, through
+      // the round agreement) and rank 0 writes the reports, marked incomplete. They get the
+      // distributed timeout to do so, then SIGKILL; a second signal kills them at once.
+      forwarded = true;
+      for (const auto& [p, rank] : running) kill(p, interrupted);
+      if (!opts.quiet)
+        fmt::print(stderr, "attnbench launch: {} forwarded to {} rank(s); waiting up to {} s for their reports\n",
+                   strsignal(interrupted), running.size(), cfg.distributed.timeout_s);
+      if (!failed) {
+        failed = true;
+        exit_status = 128 + interrupted;
+        give_up = clock_type::now() + grace;
+        termed = true;  // the next step after the grace is SIGKILL
+      }
+    }
+    if (signals_received > 1 && !killed_now) {
+      killed_now = true;
       give_up = clock_type::now();
+      termed = true;
     }
     if (failed && !running.empty() && clock_type::now() >= give_up) {
       const int sig = termed ? SIGKILL : SIGTERM;

@@ -7,7 +7,9 @@
 #include <fmt/ranges.h>
 
 #include "cli/console.hpp"
+#include "cli/validate_command.hpp"
 #include "common/error.hpp"
+#include "common/interrupt.hpp"
 #include "config/config_parser.hpp"
 #include "profile/profile_outputs.hpp"
 #include "profile/profile_runner.hpp"
@@ -63,6 +65,11 @@ void watch(run_options& ro, live_monitor& monitor, console& out, const config& c
   if (monitor.enabled()) out.info("attnbench: live metrics at " + monitor.endpoint());
 }
 
+// 0, or 3 when a variant FAILs (wrong outputs come first), else 6 when one hit a resource limit.
+int run_exit_status(bool all_passed, bool any_limit_hit) {
+  return !all_passed ? exit_check_failed : any_limit_hit ? exit_limit : exit_ok;
+}
+
 // A sweep: every point validated before anything runs, then run in the grid's order; the reports
 // are rendered in full before the first file is written.
 int run_sweep_command(const config& cfg, const run_command_options& opts, console& out) {
@@ -90,6 +97,7 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
     for (auto& p : output_problems({opts.junit}, opts.force, "--junit", "--junit")) problems.push_back(std::move(p));
   if (!problems.empty()) throw input_error(std::move(problems));
 
+  const interrupt_handlers handlers;  // Ctrl-C: stop after the current pass, write what was measured
   run_options ro;
   ro.on_log = [&](const std::string& s) { out.log(s); };
   if (!opts.perturb.empty()) ro.perturb_variant = opts.perturb;
@@ -111,9 +119,9 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
     rendered.emplace_back(dir / "sweep.svg", sweep_svg(outcome.result));
   }
   fs::create_directories(dir);
-  for (const auto& [file, text] : rendered) write_file_atomic(file, text);
+  write_files_atomic(rendered);
   if (opts.save_outputs)
-    for (size_t i = 0; i < points.size(); ++i)
+    for (size_t i = 0; i < outcome.outputs.size(); ++i)  // fewer than the points when interrupted
       for (const auto& [name, t] : outcome.outputs[i]) save_outputs(point_outputs(i, name), t);
   if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(flatten_sweep(outcome.result))));
 
@@ -124,7 +132,12 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
   }
   out.info(fmt::format("wrote {} to {}", fmt::join(cfg.output.formats, ", "), dir.string()));
   monitor.finish(metrics_file(dir, std::nullopt));
-  return outcome.result.all_passed() ? exit_ok : exit_check_failed;
+  if (!outcome.result.complete) {
+    out.info(fmt::format("attnbench: incomplete: {} ({} of {} points)", outcome.result.incomplete_reason,
+                         outcome.result.points.size(), outcome.result.points_planned));
+    return interrupted_exit_status(interrupt_signal());
+  }
+  return run_exit_status(outcome.result.all_passed(), outcome.result.any_limit_hit());
 }
 
 // A rank of a multi-process run: what it may run. Throws input_error for a config that gives the
@@ -157,6 +170,8 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
   add_monitor_options(*cmd, opts.monitor, /*tensorboard=*/true);
+  cmd->add_flag("--no-cost-check", opts.no_cost_check,
+                "Run even when the estimates of memory or run time say this machine cannot (see `validate`)");
 }
 
 int run_run(const run_command_options& opts) {
@@ -165,6 +180,7 @@ int run_run(const run_command_options& opts) {
   // Ranks other than 0 write nothing and print only errors: rank 0 reports for all.
   console out(opts.quiet || !rank0 ? verbosity::quiet : opts.verbose ? verbosity::verbose : verbosity::normal);
   config cfg = load_config(opts.config_path, detect_device_caps());
+  if (!opts.no_cost_check) check_cost(cfg);
   if (env) check_multi_process(cfg, *env, opts);
   if (!opts.perturb.empty() && !find_variant(cfg, opts.perturb))
     throw input_error("--test-perturb-outputs", fmt::format("no variant named \"{}\"", opts.perturb));
@@ -191,6 +207,7 @@ int run_run(const run_command_options& opts) {
       problems.push_back(std::move(p));
   if (!problems.empty()) throw input_error(std::move(problems));
 
+  const interrupt_handlers handlers;  // Ctrl-C: stop after the current pass, write what was measured
   run_options ro;
   ro.on_log = [&](const std::string& s) { out.log(s); };
   if (!opts.perturb.empty()) ro.perturb_variant = opts.perturb;
@@ -218,7 +235,7 @@ int run_run(const run_command_options& opts) {
   out.finish_progress();
   if (!rank0) {
     monitor.finish(metrics_file(dir, env));
-    return exit_ok;
+    return outcome.result.complete || !interrupt_signal() ? exit_ok : interrupted_exit_status(interrupt_signal());
   }
 
   write_reports(outcome.result, writers, dir, opts.force);
@@ -228,19 +245,24 @@ int run_run(const run_command_options& opts) {
   }
 
   if (!opts.junit.empty()) write_output_file(opts.junit, junit_xml(junit_suite_of(outcome.result)));
-  if (opts.profile) {
+  if (opts.profile && outcome.result.complete) {
     out.info("profiling every variant");
     profile_experiment(cfg, default_profile_variants(cfg), dir / "profile", opts.force,
                        [&](const std::string& s) { out.log(s); });
   }
 
+  if (!outcome.result.complete) fmt::print("INCOMPLETE: {}\n\n", outcome.result.incomplete_reason);
   fmt::print("{}\n", markdown_table(outcome.result));
   if (const std::string server = markdown_server_tables(outcome.result); !server.empty()) fmt::print("{}\n", server);
   for (const auto& v : outcome.result.variants)
     if (v.status != status_kind::pass) fmt::print("{} {}: {}\n", to_string(v.status), v.name, v.reason);
   out.info(fmt::format("wrote {} to {}", fmt::join(cfg.output.formats, ", "), dir.string()));
   monitor.finish(metrics_file(dir, env));
-  return outcome.result.all_passed() ? exit_ok : exit_check_failed;
+  if (!outcome.result.complete) {
+    if (opts.profile) out.info("attnbench: --profile skipped: the run was interrupted");
+    return interrupted_exit_status(interrupt_signal());
+  }
+  return run_exit_status(outcome.result.all_passed(), outcome.result.any_limit_hit());
 }
 
 }  // namespace attnbench

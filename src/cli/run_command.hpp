@@ -19,6 +19,7 @@ struct run_command_options {
   bool quiet = false;
   bool verbose = false;
   monitor_options monitor;  // --metrics-port, --metrics-address, --metrics-hold-s
+  bool no_cost_check = false;  // skip the memory and time estimates (config/cost_check.hpp)
   // Test-only: a variant whose outputs are perturbed, so the suite can prove a mismatch is caught.
   // Only the test-hooks binary (tests/hooks/) has a flag that sets it; attnbench has none.
   std::string perturb;

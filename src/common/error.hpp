@@ -15,6 +15,9 @@ enum exit_code : int {
   exit_check_failed = 3,  // a variant's outputs did not match the baseline's
   exit_internal = 4,      // anything else: a bug or a runtime failure (e.g. out of memory)
   exit_distributed = 5,   // a rank of a multi-process run died, hung, never joined, or a collective failed
+  exit_limit = 6,         // every report written, but some variant is OOM or TIMEOUT (none FAIL)
+  // 130 / 143: stopped by SIGINT / SIGTERM; the reports hold what was measured, marked incomplete
+  // (common/interrupt.hpp: 128 + the signal's number)
 };
 
 // One problem found in user input, with where it is. `path` is a JSON path such as

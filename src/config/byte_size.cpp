@@ -37,4 +37,19 @@ int64_t device_memory_limit(const config& cfg) {
   return parse_byte_size(*it).value_or(0);
 }
 
+int64_t max_memory_bytes(const config& cfg) {
+  const auto m = cfg.raw.find("measure");
+  if (m == cfg.raw.end() || !m->is_object()) return 0;
+  const auto it = m->find("max_memory_bytes");
+  if (it == m->end()) return 0;
+  return parse_byte_size(*it).value_or(0);
+}
+
+double explicit_max_time_s(const config& cfg) {
+  const auto m = cfg.raw.find("measure");
+  if (m == cfg.raw.end() || !m->is_object()) return 0;
+  const auto it = m->find("max_time_s");
+  return it != m->end() && it->is_number() ? it->get<double>() : 0;
+}
+
 }  // namespace attnbench

@@ -23,4 +23,12 @@ std::optional<int64_t> parse_byte_size(const nlohmann::ordered_json& v);
 // CPU run.
 int64_t device_memory_limit(const config& cfg);
 
+// measure.max_memory_bytes: the CPU memory one step of a variant (set-up, check pass, one pass)
+// may allocate on top of what was allocated when it started (runner/memory_cap.hpp); 0: no cap.
+int64_t max_memory_bytes(const config& cfg);
+
+// measure.max_time_s as the config gives it (0 when absent: the adaptive default budget does not
+// make a slow variant TIMEOUT; only a limit the user set does).
+double explicit_max_time_s(const config& cfg);
+
 }  // namespace attnbench

@@ -47,7 +47,8 @@ const names hf_dim_keys{"preset",     "layers",        "hidden",          "heads
 const names workload_keys{"samples", "lengths", "max_length", "seed", "file", "duplicate_fraction",
                           "text",    "vocab",   "lowercase"};
 const names measure_keys{"warmup",     "repetitions", "min_repetitions", "target_rel_half_width",
-                         "max_time_s", "min_time_s",  "max_repetitions", "assemble_inputs"};
+                         "max_time_s", "min_time_s",  "max_repetitions", "assemble_inputs",
+                         "max_memory_bytes"};
 const names check_block_keys{"tolerances"};
 // Batching keys shared by every kind, then each kind's own.
 const names batching_common_keys{"kind", "pool", "cache", "max_queue_delay_ms"};
@@ -810,8 +811,13 @@ class config_reader {
     assign(mc.max_time_s, m.number("max_time_s", 0, false));
     assign(mc.min_time_s, m.number("min_time_s", 0, false));
     assign(mc.assemble_inputs, m.boolean("assemble_inputs"));
+    // max_time_s in fixed mode is only the per-pass limit (TIMEOUT); max_memory_bytes is read
+    // from the document by the loop (config/byte_size.hpp).
+    if (const ordered_json* cap = m.find("max_memory_bytes"); cap && !parse_byte_size(*cap))
+      m.add("max_memory_bytes",
+            fmt::format("expected a size in bytes or a string such as \"4GiB\", \"512MiB\"; got {}", cap->dump()));
     if (!mc.adaptive)
-      for (const char* key : {"min_repetitions", "target_rel_half_width", "max_time_s"})
+      for (const char* key : {"min_repetitions", "target_rel_half_width"})
         if (m.has(key))
           m.add(key,
                 "applies to adaptive repetitions only; remove measure.repetitions (fixed mode) to use it");

@@ -105,9 +105,14 @@ profiled_variant profile_variant(const config& cfg, const variant_config& vc, En
       ++pv.cycles;
       // Timestamps of one process's cycles differ by at least the cycle's own length.
       const fs::path trace = run_dir / tensorboard_trace_name(worker, now_ms() + pv.cycles - 1);
-      cycle.save_trace(trace.string());
+      // Written under a temporary name, then renamed: a full disk leaves no truncated trace.
+      const fs::path temp = temporary_path_for(trace);
+      cycle.save_trace(temp.string());
+      commit_written_file(temp, trace);
       pv.traces.push_back(trace);
-      fs::copy_file(trace, vdir / "trace.json", fs::copy_options::overwrite_existing);
+      const fs::path copy = vdir / "trace.json", copy_temp = temporary_path_for(copy);
+      fs::copy_file(trace, copy_temp, fs::copy_options::overwrite_existing);
+      commit_written_file(copy_temp, copy);
       events.insert(events.end(), std::make_move_iterator(cycle.events.begin()),
                     std::make_move_iterator(cycle.events.end()));
     }
@@ -125,8 +130,8 @@ profiled_variant profile_variant(const config& cfg, const variant_config& vc, En
       pv.by_length.push_back(make_region_breakdown(vc.name, group, device.is_cuda()));
       pv.by_length.back().seq = seq;
     }
-  write_file_atomic(vdir / "operators.md", operator_table_markdown(pv.operators));
-  write_file_atomic(vdir / "operators.csv", operator_table_csv(pv.operators));
+  write_files_atomic({{vdir / "operators.md", operator_table_markdown(pv.operators)},
+                      {vdir / "operators.csv", operator_table_csv(pv.operators)}});
   return pv;
 }
 
@@ -197,9 +202,9 @@ profile_outcome profile_experiment(const config& cfg, const std::vector<std::str
   }
   for (const auto& v : outcome.variants)
     breakdowns.insert(breakdowns.end(), v.by_length.begin(), v.by_length.end());
-  write_file_atomic(dir / "breakdown.md", breakdown_markdown(outcome));
-  write_file_atomic(dir / "breakdown.csv", region_breakdown_csv(breakdowns));
-  write_file_atomic(dir / "profile.md", profile_markdown(cfg, outcome));
+  write_files_atomic({{dir / "breakdown.md", breakdown_markdown(outcome)},
+                      {dir / "breakdown.csv", region_breakdown_csv(breakdowns)},
+                      {dir / "profile.md", profile_markdown(cfg, outcome)}});
   return outcome;
 }
 

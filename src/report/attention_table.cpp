@@ -130,6 +130,18 @@ std::string attention_markdown(const std::vector<attention_row>& rows,
     for (std::size_t i = 0; i < ceilings.size(); ++i)
       out += fmt::format("{}{} {:.1f} GFLOP/s", i ? ", " : "", ceilings[i].dtype, ceilings[i].gflops);
     out += ").\n";
+    // A reduced-precision GEMM slower than fp32's (no native bf16: LibTorch's reference GEMM):
+    // implementations that widen to fp32 pass its ceiling, and their share says only that.
+    double fp32 = 0;
+    for (const auto& c : ceilings)
+      if (c.dtype == "fp32") fp32 = c.gflops;
+    for (const auto& c : ceilings)
+      if (c.dtype != "fp32" && fp32 > 0 && c.gflops < fp32)
+        out += fmt::format(
+            "The {} ceiling is below fp32's on this device (no native {} matmul): an implementation that "
+            "computes {} in fp32 passes it, so a share over 100% there means it avoids {} GEMMs, not that it "
+            "beats the hardware; compare such rows by time.\n",
+            c.dtype, c.dtype, c.dtype, c.dtype);
   }
   std::string notes;
   for (const auto& r : rows)

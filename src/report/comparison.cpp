@@ -161,6 +161,14 @@ std::vector<std::string> environment_warnings(const run_result& b, const run_res
     differs(w, "environment.cpu_id", b.environment.cpu_id, n.environment.cpu_id);
     differs(w, "environment.cpu_features", fmt::format("{}", fmt::join(b.environment.cpu_features, " ")),
             fmt::format("{}", fmt::join(n.environment.cpu_features, " ")));
+  } else if (b.environment.cpu_id.empty() != n.environment.cpu_id.empty()) {
+    // One side from before: whether the CPUs differ is unknown, and that must be said (a CI
+    // baseline made on a Zen 4 read against a Zen 3 run looked like a regression, silently).
+    const bool base_old = b.environment.cpu_id.empty();
+    w.push_back(fmt::format("environment.cpu_id: {} does not record it (written before it was), {} is \"{}\": "
+                            "whether the two ran on the same CPU is unknown; remake {} on this machine kind",
+                            base_old ? "BASE" : "NEW", base_old ? "NEW" : "BASE",
+                            base_old ? n.environment.cpu_id : b.environment.cpu_id, base_old ? "BASE" : "NEW"));
   }
   // Added later than cpu_id: compared only when both files have them.
   if (b.environment.cpu_count > 0 && n.environment.cpu_count > 0)
@@ -257,11 +265,15 @@ comparison compare_runs(const run_result& base, const run_result& candidate, con
       c.base = side_of(*bv, base, options);
       c.newly_failing = fails(nv) && !fails(*bv);
       c.fixed = fails(*bv) && !fails(nv) && nv.status != status_kind::skipped;
-      if (bv->status == status_kind::skipped || nv.status == status_kind::skipped) {
+      // Not measured on one side: SKIPPED, or a resource limit (OOM, TIMEOUT) hit.
+      const auto unmeasured = [](const variant_result& v) {
+        return v.status == status_kind::skipped || hit_limit(v.status);
+      };
+      if (unmeasured(*bv) || unmeasured(nv)) {
         c.kind = pairing::skipped;
-        const bool in_new = nv.status == status_kind::skipped, in_base = bv->status == status_kind::skipped;
+        const bool in_new = unmeasured(nv), in_base = unmeasured(*bv);
         const std::string& reason = in_new ? nv.reason : bv->reason;
-        c.note = fmt::format("SKIPPED in {}{}",
+        c.note = fmt::format("{} in {}{}", to_string(in_new ? nv.status : bv->status),
                              in_new && in_base ? "BASE and NEW"
                              : in_new          ? "NEW"
                                                : "BASE",

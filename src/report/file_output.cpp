@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -15,26 +16,93 @@
 namespace attnbench {
 namespace fs = std::filesystem;
 
-void write_file_atomic(const fs::path& path, const std::string& contents) {
-  const fs::path temp = path.string() + ".tmp-" + std::to_string(::getpid());
+namespace {
+
+fs::path temp_of(const fs::path& path) { return path.string() + ".tmp-" + std::to_string(::getpid()); }
+
+// ATTNBENCH_TEST_WRITE_FAULT=ERRNO[:TEXT] (tests only): a write to a file whose path contains TEXT
+// (any file when absent) fails part way with that error (ENOSPC, EIO, EROFS), as a full disk would.
+int injected_fault(const fs::path& path) {
+  const char* spec = std::getenv("ATTNBENCH_TEST_WRITE_FAULT");
+  if (!spec || !*spec) return 0;
+  const std::string s(spec);
+  const auto colon = s.find(':');
+  const std::string name = s.substr(0, colon), text = colon == std::string::npos ? "" : s.substr(colon + 1);
+  if (!text.empty() && path.string().find(text) == std::string::npos) return 0;
+  if (name == "ENOSPC") return ENOSPC;
+  if (name == "EROFS") return EROFS;
+  return EIO;
+}
+
+// Writes `contents` to `temp`; on failure removes it and throws input_error naming `path`.
+void write_temp(const fs::path& temp, const fs::path& path, const std::string& contents) {
   auto fail = [&](const std::string& reason) {
     std::error_code ignored;  // already failing; the first error is the one to report
     fs::remove(temp, ignored);
     throw input_error(fmt::format("cannot write {}: {}", path.string(), reason));
   };
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(std::strerror(errno));
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) fail(std::strerror(errno));
+  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+  if (!out) fail(std::strerror(errno));
+  const int fault = injected_fault(path);
+  const std::size_t n = fault ? contents.size() / 2 : contents.size();  // a fault strikes part way
+  out.write(contents.data(), static_cast<std::streamsize>(n));
+  out.flush();
+  if (fault) {
     out.close();
-    if (!out) fail(std::strerror(errno));
+    fail(std::strerror(fault));
   }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) fail(ec.message());
+  if (!out) fail(std::strerror(errno));
+  out.close();
+  if (!out) fail(std::strerror(errno));
 }
+
+}  // namespace
+
+void write_file_atomic(const fs::path& path, const std::string& contents) {
+  write_files_atomic({{path, contents}});
+}
+
+void write_files_atomic(const std::vector<std::pair<fs::path, std::string>>& files) {
+  std::vector<fs::path> written;
+  const auto remove_written = [&] {
+    std::error_code ignored;
+    for (const auto& t : written) fs::remove(t, ignored);
+  };
+  try {
+    for (const auto& [path, contents] : files) {
+      write_temp(temp_of(path), path, contents);
+      written.push_back(temp_of(path));
+    }
+  } catch (...) {
+    remove_written();  // none of the set is left: not the first files without the rest
+    throw;
+  }
+  for (const auto& [path, contents] : files) {
+    std::error_code ec;
+    fs::rename(temp_of(path), path, ec);
+    if (ec) {
+      remove_written();
+      throw input_error(fmt::format("cannot write {}: {}", path.string(), ec.message()));
+    }
+  }
+}
+
+void commit_written_file(const fs::path& temp, const fs::path& path) {
+  std::error_code ec;
+  if (const int fault = injected_fault(path)) {
+    fs::remove(temp, ec);
+    throw input_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(fault)));
+  }
+  if (!fs::exists(temp, ec)) throw input_error(fmt::format("cannot write {}: nothing was written", path.string()));
+  fs::rename(temp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    throw input_error(fmt::format("cannot write {}: {}", path.string(), ec.message()));
+  }
+}
+
+fs::path temporary_path_for(const fs::path& path) { return temp_of(path); }
 
 void write_output_file(const fs::path& path, const std::string& contents) {
   const fs::path dir = path.parent_path();
@@ -90,7 +158,9 @@ void write_reports(const run_result& result, const std::vector<std::unique_ptr<w
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw input_error(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
-  for (size_t i = 0; i < writers.size(); ++i) write_file_atomic(dir / writers[i]->file_name(), rendered[i]);
+  std::vector<std::pair<fs::path, std::string>> files;
+  for (size_t i = 0; i < writers.size(); ++i) files.emplace_back(dir / writers[i]->file_name(), std::move(rendered[i]));
+  write_files_atomic(files);
 }
 
 }  // namespace attnbench

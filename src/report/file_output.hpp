@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
@@ -17,6 +18,15 @@ namespace attnbench {
 // (atomic on POSIX within one file system). On failure removes the temporary file and throws
 // input_error naming the path and the system's reason.
 void write_file_atomic(const std::filesystem::path& path, const std::string& contents);
+
+// A set of files written together: every temporary file first, then the renames, so a failure
+// (a full disk) leaves none of the set behind, not the first files without the rest.
+void write_files_atomic(const std::vector<std::pair<std::filesystem::path, std::string>>& files);
+
+// For a file another library writes (the profiler's trace): it writes temporary_path_for(path),
+// then commit_written_file renames it over `path`, or removes it and throws input_error.
+std::filesystem::path temporary_path_for(const std::filesystem::path& path);
+void commit_written_file(const std::filesystem::path& temp, const std::filesystem::path& path);
 
 // write_file_atomic into a directory created first when missing (with its parents): for output
 // paths the user names, such as --junit FILE, whose directory preflight_outputs accepted.

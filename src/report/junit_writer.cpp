@@ -65,8 +65,8 @@ std::string junit_xml(const junit_suite& suite) {
   for (const auto& c : suite.cases)
     if (std::isfinite(c.time_s)) total_time += c.time_s;
   const std::string counts =
-      fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="{}" time="{:.3f}")", suite.cases.size(),
-                  count(outcome::failed), count(outcome::skipped), total_time);
+      fmt::format(R"(tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.3f}")", suite.cases.size(),
+                  count(outcome::failed), count(outcome::error), count(outcome::skipped), total_time);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"attnbench\" {}>\n", counts);
   out += fmt::format("  <testsuite name=\"{}\" {}", xml_escape(suite.name), counts);
@@ -92,6 +92,9 @@ std::string junit_xml(const junit_suite& suite) {
         out += fmt::format(">\n      <failure message=\"{}\">{}</failure>\n{}    </testcase>\n",
                            xml_escape(c.message), xml_escape(c.detail), output);
         break;
+      case outcome::error:
+        out += fmt::format(">\n      <error message=\"{}\"/>\n{}    </testcase>\n", xml_escape(c.message), output);
+        break;
       case outcome::skipped:
         out += fmt::format(">\n      <skipped message=\"{}\"/>\n{}    </testcase>\n", xml_escape(c.message),
                            output);
@@ -112,6 +115,9 @@ junit_suite junit_suite_of(const run_result& result) {
     if (v.status == status_kind::skipped) {
       c.result = outcome::skipped;
       c.message = v.reason.empty() ? "skipped" : v.reason;
+    } else if (hit_limit(v.status)) {
+      c.result = outcome::error;
+      c.message = to_string(v.status) + ": " + v.reason;
     } else if (v.status == status_kind::fail || v.check.status == status_kind::fail) {
       c.result = outcome::failed;
       c.message = !v.check.message.empty() ? v.check.message

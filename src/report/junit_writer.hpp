@@ -13,7 +13,8 @@
 namespace attnbench {
 
 struct junit_case {
-  enum class outcome { passed, failed, skipped };
+  // error: the variant hit a resource limit (OOM, TIMEOUT): not a wrong output, not measured either
+  enum class outcome { passed, failed, skipped, error };
   std::string classname;
   std::string name;
   double time_s = not_a_number;  // NaN: written as 0

@@ -67,6 +67,7 @@ std::string method_cell(const variant_result& v) {
   // A failed check means the outputs are wrong: its speed must not be read as a result.
   // A noisy variant's interval is wider than the run asked for: its figures need that caveat.
   return cell(v.name) + (v.status == status_kind::fail ? " (FAIL)" : "") +
+         (hit_limit(v.status) ? " (" + to_string(v.status) + ")" : "") +
          (v.repetition.noisy ? " (noisy)" : "");
 }
 
@@ -421,6 +422,8 @@ std::string markdown_table(const run_result& r) {
   for (const auto& v : r.variants) {
     if (v.status == status_kind::skipped)
       row(cell(v.name), em_dash, fmt::format("{} (skipped: {})", em_dash, cell(or_unknown(v.reason))));
+    else if (hit_limit(v.status))  // not measured: a resource limit, said in the row
+      row(method_cell(v), em_dash, fmt::format("{} ({}: {})", em_dash, to_string(v.status), cell(or_unknown(v.reason))));
     else
       row(method_cell(v), throughput_cell(v.throughput), speedup_cell(v));
   }
@@ -429,6 +432,10 @@ std::string markdown_table(const run_result& r) {
 
 void markdown_writer::do_write(const run_result& r, std::ostream& out) const {
   out << "# " << r.name << "\n\n";
+  if (!r.complete)
+    out << "> **Incomplete run: " << r.incomplete_reason
+        << ".** The figures below are what was measured before it stopped; a variant with fewer timed rounds "
+           "than the others says so in its row.\n\n";
   write_environment(r, out);
   out << '\n' << markdown_table(r) << '\n';
   if (!chart_file_.empty()) out << "![Throughput and speedup per variant](" << chart_file_ << ")\n\n";

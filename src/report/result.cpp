@@ -16,6 +16,10 @@ std::string to_string(status_kind s) {
       return "FAIL";
     case status_kind::skipped:
       return "SKIPPED";
+    case status_kind::oom:
+      return "OOM";
+    case status_kind::timeout:
+      return "TIMEOUT";
   }
   return "UNKNOWN";  // unreachable for valid enum values; keeps -Wreturn-type quiet
 }
@@ -45,6 +49,12 @@ double measured_ceiling(const environment_info& env, const std::string& dtype) {
   for (const auto& c : env.ceilings)
     if (c.dtype == dtype && std::isfinite(c.gflops) && c.gflops > 0) return c.gflops;
   return not_a_number;
+}
+
+bool hit_limit(status_kind s) { return s == status_kind::oom || s == status_kind::timeout; }
+
+bool run_result::any_limit_hit() const {
+  return std::any_of(variants.begin(), variants.end(), [](const variant_result& v) { return hit_limit(v.status); });
 }
 
 bool run_result::all_passed() const {

@@ -23,8 +23,12 @@ namespace attnbench {
 inline constexpr int results_schema_version = 3;
 inline constexpr int oldest_results_schema_version = 1;
 
-enum class status_kind { pass, fail, skipped };
-std::string to_string(status_kind s);  // "PASS", "FAIL", "SKIPPED"
+// oom and timeout: the variant hit a resource limit (README "What happens when things go wrong"):
+// not a wrong output, but not measured either; the other variants are.
+enum class status_kind { pass, fail, skipped, oom, timeout };
+std::string to_string(status_kind s);  // "PASS", "FAIL", "SKIPPED", "OOM", "TIMEOUT"
+// OOM or TIMEOUT.
+bool hit_limit(status_kind s);
 
 // What the model outputs, which decides how outputs are compared (check/output_check.hpp).
 enum class output_kind {
@@ -286,7 +290,12 @@ struct run_result {
   std::string scenario = "offline";             // "offline" | "server" | "train"
   double latency_bound_ms = not_a_number;       // server: the p99 bound of the rate sweep
   std::vector<variant_result> variants;
+  // false when the run was stopped before the end (a signal): the reports hold what was measured
+  // up to then, and incomplete_reason says what stopped it and where
+  bool complete = true;
+  std::string incomplete_reason;
   bool all_passed() const;        // no variant FAIL (SKIPPED does not fail a run)
+  bool any_limit_hit() const;     // some variant OOM or TIMEOUT
 };
 
 }  // namespace attnbench

@@ -286,9 +286,10 @@ class reader {
   }
   status_kind status(const std::string& key) const {
     const std::string s = string(key);
-    for (auto k : {status_kind::pass, status_kind::fail, status_kind::skipped})
+    for (auto k : {status_kind::pass, status_kind::fail, status_kind::skipped, status_kind::oom, status_kind::timeout})
       if (to_string(k) == s) return k;
-    throw input_error(path_of(key), fmt::format("unknown status '{}'; expected PASS, FAIL or SKIPPED", s));
+    throw input_error(path_of(key),
+                      fmt::format("unknown status '{}'; expected PASS, FAIL, SKIPPED, OOM or TIMEOUT", s));
   }
 
   static double as_number(const ojson& v, const std::string& path) {
@@ -655,6 +656,8 @@ ojson run_result_to_json(const run_result& r) {
   for (const auto& v : r.variants) variants.push_back(to_json(v));
   return {{"schema_version", r.schema_version},
           {"name", r.name},
+          {"complete", r.complete},
+          {"incomplete_reason", r.incomplete_reason},
           {"baseline", r.baseline},
           {"environment", to_json(r.environment)},
           {"model",
@@ -698,6 +701,10 @@ run_result run_result_from_json(const ojson& j) {
                       fmt::format("results schema version {} is not supported (expected {} to {})", version,
                                   oldest_results_schema_version, results_schema_version));
   r.name = top.string("name");
+  if (top.has("complete")) {  // absent in files written before interruption was reported: complete
+    r.complete = top.boolean("complete");
+    r.incomplete_reason = top.string("incomplete_reason");
+  }
   r.baseline = top.string("baseline");
   r.environment = environment_from(top.object("environment"));
   r.model = model_from(top.object("model"));

@@ -16,6 +16,7 @@ chart_bar bar_of(const variant_result& v) {
   b.label = v.name;
   b.failed = v.status == status_kind::fail;
   if (v.status == status_kind::skipped) b.note = "skipped" + (v.reason.empty() ? "" : ": " + v.reason);
+  if (hit_limit(v.status)) b.note = to_string(v.status) + (v.reason.empty() ? "" : ": " + v.reason);
   return b;
 }
 
@@ -25,7 +26,7 @@ bar_panel throughput_panel(const run_result& r) {
   p.axis_label = "samples/s";
   for (const auto& v : r.variants) {
     chart_bar b = bar_of(v);
-    if (v.status != status_kind::skipped) {
+    if (v.status != status_kind::skipped && !hit_limit(v.status)) {
       b.value = v.throughput.geomean;
       b.error_low = v.throughput.geomean_ci_low;
       b.error_high = v.throughput.geomean_ci_high;
@@ -45,7 +46,7 @@ bar_panel speedup_panel(const run_result& r) {
   p.reference = 1;
   for (const auto& v : r.variants) {
     chart_bar b = bar_of(v);
-    if (v.status != status_kind::skipped) {
+    if (v.status != status_kind::skipped && !hit_limit(v.status)) {
       b.value = v.is_baseline ? 1.0 : v.speedup.geomean;
       if (!v.is_baseline) {
         b.error_low = v.speedup.geomean_ci_low;

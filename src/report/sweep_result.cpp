@@ -18,6 +18,11 @@ bool sweep_result::all_passed() const {
                      [](const sweep_point_result& p) { return p.result.all_passed(); });
 }
 
+bool sweep_result::any_limit_hit() const {
+  return std::any_of(points.begin(), points.end(),
+                     [](const sweep_point_result& p) { return p.result.any_limit_hit(); });
+}
+
 run_result flatten_sweep(const sweep_result& sweep) {
   run_result flat;
   flat.name = sweep.name;

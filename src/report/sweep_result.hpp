@@ -29,7 +29,11 @@ struct sweep_result {
   std::string name;
   std::vector<sweep_axis_result> axes;
   std::vector<sweep_point_result> points;  // in the order they ran
+  int64_t points_planned = 0;              // in the grid: more than points.size() when stopped early
+  bool complete = true;                    // as run_result::complete
+  std::string incomplete_reason;
   bool all_passed() const;
+  bool any_limit_hit() const;
 };
 
 // A sweep as one run_result, for `compare`: every point's variants, each named

@@ -47,6 +47,9 @@ ojson sweep_result_to_json(const sweep_result& sweep) {
   return {{"schema_version", sweep.schema_version},
           {"kind", "sweep"},
           {"name", sweep.name},
+          {"complete", sweep.complete},
+          {"incomplete_reason", sweep.incomplete_reason},
+          {"points_planned", sweep.points_planned},
           {"axes", axes},
           {"points", points}};
 }
@@ -60,6 +63,16 @@ sweep_result sweep_result_from_json(const ojson& j) {
                       fmt::format("results schema version {} is not supported (expected {} to {})",
                                   version.dump(), oldest_results_schema_version, results_schema_version));
   s.name = text(field(j, "name", ""), "name");
+  if (j.contains("complete")) {  // absent in files written before interruption was reported
+    const ojson& c = j.at("complete");
+    if (!c.is_boolean()) throw input_error("complete", "expected true or false");
+    s.complete = c.get<bool>();
+    s.incomplete_reason = text(field(j, "incomplete_reason", ""), "incomplete_reason");
+    const ojson& planned = field(j, "points_planned", "");
+    if (!planned.is_number_integer() || planned.get<int64_t>() < 0)
+      throw input_error("points_planned", "expected a non-negative integer");
+    s.points_planned = planned.get<int64_t>();
+  }
   const ojson& axes = array(field(j, "axes", ""), "axes");
   for (size_t i = 0; i < axes.size(); ++i) {
     const std::string path = fmt::format("axes[{}]", i);

@@ -54,6 +54,9 @@ std::string sweep_csv(const sweep_result& sweep) {
 std::string sweep_markdown(const sweep_result& sweep, const std::string& chart_file) {
   std::ostringstream out;
   out << "# " << sweep.name << " — sweep\n\n";
+  if (!sweep.complete)
+    out << fmt::format("> **Incomplete: {} of {} points ran.** {}. The points below are what was measured.\n\n",
+                       sweep.points.size(), sweep.points_planned, sweep.incomplete_reason);
   std::vector<std::string> axes;
   for (const auto& a : sweep.axes)
     axes.push_back(fmt::format("`{}` ∈ {{{}}}", a.name, fmt::join(a.values, ", ")));
@@ -84,8 +87,8 @@ std::string sweep_markdown(const sweep_result& sweep, const std::string& chart_f
       std::vector<std::string> row;
       for (const auto* a : varying) row.push_back(markdown_cell(param(p, a->name)));
       row.push_back(markdown_cell(v.name));
-      if (v.status == status_kind::skipped) {
-        row.insert(row.end(), {em_dash, em_dash, markdown_cell("SKIPPED: " + v.reason)});
+      if (v.status == status_kind::skipped || hit_limit(v.status)) {
+        row.insert(row.end(), {em_dash, em_dash, markdown_cell(to_string(v.status) + ": " + v.reason)});
       } else {
         row.push_back(markdown_throughput_cell(v.throughput));
         row.push_back(markdown_speedup_cell(v));

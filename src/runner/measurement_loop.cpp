@@ -7,8 +7,11 @@
 #include <fmt/format.h>
 
 #include "common/cpu_info.hpp"
+#include "common/interrupt.hpp"
+#include "config/byte_size.hpp"
 #include "parallel/distributed_world.hpp"
 #include "report/ceilings.hpp"
+#include "runner/memory_cap.hpp"
 #include "runner/pass_statistics.hpp"
 #include "runner/timed_rounds.hpp"
 #include "runner/variant_traits.hpp"
@@ -32,20 +35,52 @@ void fail(variant_result& r, const std::string& why) {
   r.check.message = why;
 }
 
-// Runs `step` for one variant. A step that fails (out of memory, a kernel error) fails its
-// variant, not the run: it is FAIL with `prefix` and the reason, and the others go on so every
-// report is written. A lost rank ends the whole run: the other ranks cannot go on without it.
+// The resource limits a variant's work runs under (README "What happens when things go wrong").
+struct variant_limits {
+  int64_t max_memory_bytes = 0;  // measure.max_memory_bytes: CPU allocations of one step (0: none)
+  double max_pass_s = 0;         // measure.max_time_s when the config gives it: one pass's time (0: none)
+};
+
+// The variant hit a resource limit: not measured, not a wrong output.
+void limit_hit(variant_result& r, status_kind s, const std::string& why) {
+  r.status = s;
+  r.reason = why;
+  r.check.status = status_kind::skipped;
+  r.check.message = "not checked: " + why;
+}
+
+// Runs `step` for one variant, under the memory cap. A step that fails fails its variant, not the
+// run: out of memory (a CUDA OOM, a CPU allocation over measure.max_memory_bytes, std::bad_alloc)
+// makes it OOM, any other error (a kernel error) FAIL, with `prefix` and the reason; the others
+// go on so every report is written. A lost rank ends the whole run: the other ranks cannot go on
+// without it.
 template <typename Step>
-bool guarded(variant_result& r, const std::string& prefix, Step&& step) {
+bool guarded(variant_result& r, const std::string& prefix, const variant_limits& limits, Step&& step) {
   try {
+    const memory_cap_scope cap(limits.max_memory_bytes);
     step();
     return true;
   } catch (const distributed_error&) {
     throw;
+  } catch (const c10::OutOfMemoryError& e) {
+    limit_hit(r, status_kind::oom, prefix + error_text(e));
+  } catch (const std::bad_alloc&) {
+    limit_hit(r, status_kind::oom, prefix + "out of memory (the system refused an allocation: std::bad_alloc)");
   } catch (const std::exception& e) {
     fail(r, prefix + error_text(e));
-    return false;
   }
+  return false;
+}
+
+// After a pass that took `seconds`: whether it kept to measure.max_time_s; a pass longer than the
+// whole budget cannot give a round within it, so the variant is TIMEOUT (a pass is never cut short).
+bool within_time(variant_result& r, const variant_limits& limits, const char* which, double seconds) {
+  if (limits.max_pass_s <= 0 || seconds <= limits.max_pass_s) return true;
+  limit_hit(r, status_kind::timeout,
+            fmt::format("its {} pass took {:.1f} s, more than measure.max_time_s ({:g} s): it cannot give one round "
+                        "within the budget",
+                        which, seconds, limits.max_pass_s));
+  return false;
 }
 
 // The labels every scenario gives a variant, then why it does not run here, if it does not: the
@@ -88,11 +123,25 @@ void note_hardware(const environment_info& env, const variant_config& vc, varian
 }
 
 // Skips or prepares every variant, then runs its untimed check pass.
-void set_up(const config& cfg, const environment_info& env, scenario_base& scenario,
-            std::vector<loop_variant>& variants, const loop_progress& progress, run_observer* observer) {
+// A signal stops it before the next variant (returned: where); the rest are SKIPPED as not run.
+std::string set_up(const config& cfg, const environment_info& env, scenario_base& scenario,
+                   std::vector<loop_variant>& variants, const loop_progress& progress, run_observer* observer,
+                   const variant_limits& limits, bool may_stop) {
   int64_t checked = 0;
+  std::string interrupted;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     variant_result& r = variants[i].result;
+    const int sig = may_stop ? interrupt_signal() : 0;
+    if (sig && interrupted.empty())
+      interrupted = fmt::format("{} during the check passes, before variant {} of {}", signal_name(sig), i + 1,
+                                variants.size());
+    if (!interrupted.empty()) {
+      label_or_skip(cfg, scenario, i, r);
+      r.status = status_kind::skipped;
+      r.reason = "not run: the run was interrupted (" + interrupted + ")";
+      r.check.message = "not run";
+      continue;
+    }
     if (auto skip = label_or_skip(cfg, scenario, i, r)) {
       r.status = status_kind::skipped;
       r.reason = skip->reason;
@@ -100,22 +149,26 @@ void set_up(const config& cfg, const environment_info& env, scenario_base& scena
       r.check.message = "not run";
       continue;
     }
-    if (!guarded(r, "could not set up: ", [&] { scenario.prepare(i, r); })) continue;
+    if (!guarded(r, "could not set up: ", limits, [&] { scenario.prepare(i, r); })) continue;
     note_hardware(env, cfg.variants[i], r);
     progress("check", r.name, checked++, static_cast<int64_t>(variants.size()));
-    variants[i].ran = guarded(r, "could not run: ", [&] { scenario.check_pass(i, r); });
+    const auto check_started = pass_clock::now();
+    variants[i].ran = guarded(r, "could not run: ", limits, [&] { scenario.check_pass(i, r); }) &&
+                      within_time(r, limits, "check", seconds_since(check_started));
     if (observer && variants[i].ran)
       observer->on_variant_ready(r.name, std::isnan(r.cache_hit_rate) ? -1 : r.cache_hit_rate,
                                  static_cast<double>(r.peak_memory_bytes));
     if (observer && variants[i].ran && r.train) observer->on_train_losses(r.name, r.train->losses);
   }
+  return interrupted;
 }
 
 // Warm-up, then the timed rounds over every variant whose check pass ran; a pass that throws
 // takes its variant out of the rotation.
 rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::vector<loop_variant>& variants,
                              const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
-                             const workload_info& work, run_observer* observer) {
+                             const workload_info& work, run_observer* observer, const variant_limits& limits,
+                             bool may_stop) {
   std::vector<round_member> members;
   std::vector<loop_variant*> member_of;
   for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -124,11 +177,12 @@ rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::ve
     round_member mb;
     mb.name = v.result.name;
     mb.is_baseline = v.result.is_baseline;
-    mb.pass = [&scenario, &v, i, &work, observer](pass_phase phase) -> std::optional<double> {
+    mb.pass = [&scenario, &v, i, &work, observer, &limits](pass_phase phase) -> std::optional<double> {
       const bool timed = phase == pass_phase::timed;
       pass_timing t;
-      v.ran = guarded(v.result, fmt::format("failed during a {} pass: ", timed ? "timed" : "warm-up"),
-                      [&] { t = scenario.pass(i, phase); });
+      v.ran = guarded(v.result, fmt::format("failed during a {} pass: ", timed ? "timed" : "warm-up"), limits,
+                      [&] { t = scenario.pass(i, phase); }) &&
+              within_time(v.result, limits, timed ? "timed" : "warm-up", t.seconds);
       if (!v.ran) return std::nullopt;
       // After the pass's clock stopped: what an observer does costs the pass nothing.
       if (observer) observer->on_pass(v.result.name, timed, work.samples, work.real_tokens, t.seconds, t.unit_ms);
@@ -138,7 +192,7 @@ rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::ve
     members.push_back(std::move(mb));
     member_of.push_back(&v);
   }
-  const rounds_outcome rounds = run_rounds(cfg.measure, members, progress, agree);
+  const rounds_outcome rounds = run_rounds(cfg.measure, members, progress, agree, may_stop);
   for (std::size_t k = 0; k < members.size(); ++k) member_of[k]->pass_s = std::move(members[k].pass_s);
   return rounds;
 }
@@ -202,13 +256,32 @@ std::string error_text(const std::exception& e) {
 
 bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
                       const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
-                      run_observer* observer) {
+                      run_observer* observer, bool single_process) {
   std::vector<loop_variant> variants(cfg.variants.size());
-  set_up(cfg, res.environment, scenario, variants, progress, observer);
-  const rounds_outcome rounds = time_variants(cfg, scenario, variants, progress, agree, res.workload, observer);
+  variant_limits limits;
+  limits.max_memory_bytes = max_memory_bytes(cfg);
+  limits.max_pass_s = explicit_max_time_s(cfg);
+  const std::string stopped_in_set_up =
+      set_up(cfg, res.environment, scenario, variants, progress, observer, limits, single_process);
+  rounds_outcome rounds;
+  if (stopped_in_set_up.empty())
+    rounds = time_variants(cfg, scenario, variants, progress, agree, res.workload, observer, limits, single_process);
   if (!scenario.end_of_passes()) return false;
   check_and_report(cfg, scenario, variants, res);
   record_repetitions(cfg.measure, rounds, res);
+  std::string interrupted = !stopped_in_set_up.empty() ? stopped_in_set_up : rounds.interrupted;
+  // After the rounds: a signal during the checks or the server rates (which say where in a note).
+  if (interrupted.empty() && single_process && interrupt_signal())
+    interrupted = signal_name(interrupt_signal()) + " after the timed rounds (what did not run says so in a note)";
+  if (!interrupted.empty()) {
+    res.complete = false;
+    res.incomplete_reason = "interrupted by " + interrupted;
+    res.stop_reason = "interrupted";
+    for (auto& r : res.variants)
+      if (r.status == status_kind::pass && r.repetition.rounds < 2)
+        r.notes.push_back(fmt::format("interrupted after {} timed round{}: too few for an interval",
+                                      r.repetition.rounds, r.repetition.rounds == 1 ? "" : "s"));
+  }
   return true;
 }
 

@@ -71,9 +71,13 @@ using loop_progress =
 // count its samples and tokens per pass) and res.environment (the matmul ceilings). `agree`: as
 // for run_rounds. Returns false, with nothing appended, where end_of_passes() said this process
 // does not report. observer (may be null): told of each check pass and each warm-up or timed pass.
+// A signal (common/interrupt.hpp) stops the loop at the next pass boundary (between rounds only,
+// through `agree`, unless `single_process`); the variants' results are then what was measured, and
+// res.complete is false with the reason. measure.max_memory_bytes and measure.max_time_s make a
+// variant OOM or TIMEOUT instead of FAIL (README "What happens when things go wrong").
 bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
                       const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
-                      run_observer* observer = nullptr);
+                      run_observer* observer = nullptr, bool single_process = true);
 
 // The clock scenarios time their passes with (monotonic), and the seconds from t0 to now on it.
 using pass_clock = std::chrono::steady_clock;

@@ -593,6 +593,7 @@ void offline_scenario::serve(std::size_t i, std::size_t base, variant_result& r)
   }
   r.server = sweep.points;
   r.max_sustainable_rate = sweep.max_sustainable_rate;
+  if (!sweep.interrupted.empty()) r.notes.push_back("server sweep interrupted by " + sweep.interrupted);
   if (sweep.check.status == status_kind::fail && r.status != status_kind::fail) {
     r.status = status_kind::fail;
     r.check = sweep.check;

@@ -287,7 +287,7 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   const auto agree = [&](int64_t round, bool more) {
     return options.world ? options.world->agree(fmt::format("round/{}", round), more) : more;
   };
-  if (measure_variants(resolved, offline, res, progress, agree, options.observer))
+  if (measure_variants(resolved, offline, res, progress, agree, options.observer, options.world == nullptr))
     outcome.outputs = offline.take_outputs();
   if (const int64_t limit = device_memory_limit(cfg); limit > 0 && !device.is_cuda())
     for (auto& v : res.variants)

@@ -1,5 +1,7 @@
 #include "runner/server_scenario.hpp"
 
+#include "common/interrupt.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -221,6 +223,11 @@ server_sweep run_server_sweep(const config& cfg, const dataset& data, const vari
   std::vector<torch::Tensor> outs, refs;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const auto& [rate, arrivals] = runs[k];
+    if (const int sig = interrupt_signal()) {
+      sweep.interrupted = fmt::format("{} before rate {} of {} ({} req/s): it and the rates after it did not run",
+                                      signal_name(sig), k + 1, runs.size(), rate);
+      break;
+    }
     if (progress) progress(fmt::format("{} @ {} req/s", variant.name, rate), static_cast<int64_t>(k), static_cast<int64_t>(runs.size()));
     if (observer) observer->on_server_rate(variant.name, rate);
     const rate_run run = run_rate(cfg, data, variant, executor, assembler, arrivals, observer);

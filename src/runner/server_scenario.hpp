@@ -24,6 +24,8 @@ struct server_sweep {
   double max_sustainable_rate = not_a_number;
   // Every served request's logits against the baseline's for its sample.
   check_result check;
+  // A signal stopped the sweep before these rates ran (common/interrupt.hpp); "" when all ran.
+  std::string interrupted;
 };
 
 server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,

@@ -1,5 +1,9 @@
 #include "runner/sweep_runner.hpp"
 
+#include <fmt/format.h>
+
+#include "common/interrupt.hpp"
+
 namespace attnbench {
 
 sweep_outcome run_sweep(const config& base, const std::vector<sweep_point>& points,
@@ -17,15 +21,28 @@ sweep_outcome run_sweep(const config& base, const std::vector<sweep_point>& poin
   setup_cache cache;
   run_options point_options = options;
   if (!point_options.cache) point_options.cache = &cache;
+  res.points_planned = static_cast<int64_t>(points.size());
   for (size_t i = 0; i < points.size(); ++i) {
+    if (const int sig = interrupt_signal()) {
+      res.complete = false;
+      res.incomplete_reason = fmt::format("stopped by {} before point {} of {} ({})", signal_name(sig), i + 1,
+                                          points.size(), points[i].label());
+      break;
+    }
     if (on_point) on_point(i, points.size(), points[i].label());
     run_outcome run = run_experiment(configs[i], point_options);
     sweep_point_result p;
     for (const auto& [name, value] : points[i].params)
       p.params.emplace_back(name, value.is_string() ? value.get<std::string>() : value.dump());
+    if (!run.result.complete) {  // stopped inside this point: it is kept, as far as it went
+      res.complete = false;
+      res.incomplete_reason = fmt::format("point {} of {} ({}): {}", i + 1, points.size(), points[i].label(),
+                                          run.result.incomplete_reason);
+    }
     p.result = std::move(run.result);
     res.points.push_back(std::move(p));
     outcome.outputs.push_back(std::move(run.outputs));
+    if (!res.complete) break;
   }
   outcome.models_built = point_options.cache->models_built;
   return outcome;

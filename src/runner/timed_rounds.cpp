@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
+
+#include "common/interrupt.hpp"
 #include "runner/pass_statistics.hpp"
 #include "stats/summary.hpp"
 
@@ -42,12 +45,18 @@ interval_widths report_interval_widths() {
 rounds_outcome run_rounds(
     const measure_config& m, std::vector<round_member>& members,
     const std::function<void(const std::string&, const std::string&, int64_t, int64_t)>& progress,
-    const std::function<bool(int64_t, bool)>& agree) {
+    const std::function<bool(int64_t, bool)>& agree, bool stop_between_passes) {
   const auto n = static_cast<int64_t>(members.size());
+  rounds_outcome out;
   for (int64_t w = 0; w < m.warmup; ++w)
     for (int64_t i = 0; i < n; ++i) {
       round_member& mb = members[static_cast<std::size_t>(i)];
       if (!mb.active) continue;
+      if (const int sig = interrupt_signal(); sig && stop_between_passes) {
+        out.interrupted = fmt::format("{} during warm-up (pass {} of {}), before any timed round", signal_name(sig),
+                                      w * n + i + 1, m.warmup * n);
+        return out;
+      }
       progress("warmup", mb.name, w * n + i, m.warmup * n);
       if (!mb.pass(pass_phase::warmup)) mb.active = false;
     }
@@ -60,12 +69,17 @@ rounds_outcome run_rounds(
   };
   // The planned count the progress line shows: the fixed rounds, or the adaptive minimum.
   const int64_t planned = m.adaptive ? m.min_repetitions : m.repetitions;
-  rounds_outcome out;
   controller.start();
   for (;;) {
     refresh();
     const bool more = controller.another_round(out.rounds, series);
-    if (!agree(out.rounds, more)) break;
+    const int sig = interrupt_signal();
+    if (!agree(out.rounds, more && sig == 0)) {
+      if (sig != 0 && more)
+        out.interrupted = fmt::format("{} after {} timed round{}", signal_name(sig), out.rounds,
+                                      out.rounds == 1 ? "" : "s");
+      break;
+    }
     // Every other round runs the variants in reverse (A B C, C B A, …): a drift that grows
     // through a round then favours no variant's position over the run.
     const bool reverse = out.rounds % 2 == 1;
@@ -74,6 +88,17 @@ rounds_outcome run_rounds(
       round_member& mb = members[static_cast<std::size_t>(i)];
       progress("timed", mb.name, out.rounds * n + k, std::max(out.rounds + 1, planned) * n);
       if (!mb.active) continue;
+      if (const int sig2 = interrupt_signal(); sig2 && stop_between_passes) {
+        // The round is cut short: its passes so far are dropped, so every round stays paired.
+        for (int64_t d = 0; d < k; ++d) {
+          round_member& done = members[static_cast<std::size_t>(reverse ? n - 1 - d : d)];
+          if (done.active && static_cast<int64_t>(done.pass_s.size()) > out.rounds) done.pass_s.pop_back();
+        }
+        out.interrupted = fmt::format("{} during timed round {} (its passes dropped; {} complete round{} kept)",
+                                      signal_name(sig2), out.rounds + 1, out.rounds, out.rounds == 1 ? "" : "s");
+        out.reason = stop_reason::none;
+        return out;
+      }
       const auto seconds = mb.pass(pass_phase::timed);
       if (!seconds) {
         mb.active = false;

@@ -31,14 +31,19 @@ struct round_member {
 struct rounds_outcome {
   int64_t rounds = 0;
   stop_reason reason = stop_reason::none;
+  // Set when a signal stopped the rounds (common/interrupt.hpp): where, e.g. "SIGINT during warm-up
+  // (pass 3 of 6)". A timed round it cut short is dropped whole, so every round stays paired.
+  std::string interrupted;
 };
 
 // `progress(phase, variant, done, total)`; `agree(round, more)`: the decision every process
-// takes (rank 0's, in a multi-process run; identity otherwise).
+// takes (rank 0's, in a multi-process run; identity otherwise). A signal is honoured before any
+// pass when `stop_between_passes`, else only between rounds, through `agree` (the ranks of a
+// multi-process run must stop together).
 rounds_outcome run_rounds(
     const measure_config& m, std::vector<round_member>& members,
     const std::function<void(const std::string&, const std::string&, int64_t, int64_t)>& progress,
-    const std::function<bool(int64_t, bool)>& agree);
+    const std::function<bool(int64_t, bool)>& agree, bool stop_between_passes = true);
 
 repetition_policy policy_of(const measure_config& m);
 // The widths the stopping rule tests: those of the intervals the reports print.

@@ -189,11 +189,17 @@ TEST_CASE("compare: two CPUs behind one model name are told apart", "[report][cp
   CHECK(w[0] == "environment.cpu_id differs: BASE \"AuthenticAMD family 25 model 1 stepping 1\", NEW "
                 "\"AuthenticAMD family 25 model 17 stepping 1\"");
   CHECK(w[1] == "environment.cpu_features differs: BASE \"avx2 fma f16c\", NEW \"avx2 fma f16c avx512f avx512_bf16\"");
-  // A file written before these fields (empty): nothing to compare, no warning.
+  // A file written before these fields (empty) against one with them: unknown, and said so.
   run_result old = zen3;
   old.environment.cpu_id.clear();
   old.environment.cpu_features.clear();
-  CHECK(compare_runs(old, zen4, {}).warnings.empty());
+  const std::vector<std::string> unknown = compare_runs(old, zen4, {}).warnings;
+  REQUIRE(unknown.size() == 1);
+  CHECK(unknown[0] == "environment.cpu_id: BASE does not record it (written before it was), NEW is \"AuthenticAMD "
+                      "family 25 model 17 stepping 1\": whether the two ran on the same CPU is unknown; remake BASE on "
+                      "this machine kind");
+  // Both from before: nothing to compare.
+  CHECK(compare_runs(old, old, {}).warnings.empty());
 }
 
 TEST_CASE("compare: names of verdicts and pairings", "[report]") {

@@ -116,3 +116,45 @@ TEST_CASE("write_reports reports an unusable directory", "[report]") {
   CHECK_THROWS_AS(write_reports(testing::sample_result(), make_writers({"json"}), dir.path / "file", true),
                   input_error);
 }
+
+// A disk that fills part way (ATTNBENCH_TEST_WRITE_FAULT, the file-output layer's injection):
+// the error names the file and the reason, and none of the set is left, complete-looking or not.
+TEST_CASE("write_reports on a full disk: a clear error and none of the reports left behind", "[report][faults]") {
+  scratch_dir dir;
+  const run_result r = testing::sample_result();
+  const auto writers = make_writers({"json", "csv", "md"});
+  struct env_guard {
+    ~env_guard() { ::unsetenv("ATTNBENCH_TEST_WRITE_FAULT"); }
+  } guard;
+  for (const char* failing : {"results.json", "report.md", "throughput.svg"}) {
+    INFO(failing);
+    ::setenv("ATTNBENCH_TEST_WRITE_FAULT", (std::string("ENOSPC:") + failing).c_str(), 1);
+    CHECK_THROWS_WITH(write_reports(r, writers, dir.path, true),
+                      Catch::Contains(failing) && Catch::Contains("No space left on device"));
+    CHECK(dir.entries() == 0);  // not even the files written before the failing one
+  }
+  ::unsetenv("ATTNBENCH_TEST_WRITE_FAULT");
+  // An earlier run's complete set is never replaced by a partial one.
+  write_reports(r, writers, dir.path, true);
+  const std::string before = read(dir.path / "results.json");
+  ::setenv("ATTNBENCH_TEST_WRITE_FAULT", "EIO:results.csv", 1);
+  CHECK_THROWS_WITH(write_reports(r, writers, dir.path, true), Catch::Contains("Input/output error"));
+  CHECK(read(dir.path / "results.json") == before);
+  CHECK(dir.entries() == 4);
+}
+
+TEST_CASE("write_file_atomic: a read-only directory, a path that is a file", "[report][faults]") {
+  scratch_dir dir;
+  fs::create_directories(dir.path);
+  std::ofstream(dir.path / "file") << "x";
+  CHECK_THROWS_WITH(write_file_atomic(dir.path / "file" / "results.json", "{}"),
+                    Catch::Contains("cannot write") && Catch::Contains("results.json"));
+  if (::geteuid() != 0) {  // root writes anywhere
+    fs::create_directories(dir.path / "ro");
+    fs::permissions(dir.path / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+    CHECK_THROWS_WITH(write_file_atomic(dir.path / "ro" / "a.txt", "x"), Catch::Contains("Permission denied"));
+    fs::permissions(dir.path / "ro", fs::perms::owner_all);
+  }
+  for (const auto& e : fs::recursive_directory_iterator(dir.path))
+    CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+}

@@ -262,3 +262,28 @@ TEST_CASE("results.json: the machine's identity and each variant's compute dtype
   CHECK(compute_dtype_of_label("amp (") == "");
   CHECK(compute_dtype_of_label("int8").empty());
 }
+
+TEST_CASE("results.json: an incomplete run and OOM / TIMEOUT rows round trip", "[report][faults]") {
+  run_result r = testing::sample_result();
+  r.complete = false;
+  r.incomplete_reason = "interrupted by SIGINT after 2 timed rounds";
+  r.variants[1].status = status_kind::oom;
+  r.variants[1].reason = "could not run: CPU out of memory under measure.max_memory_bytes: tried to allocate 8 bytes";
+  r.variants[2].status = status_kind::timeout;
+  const ojson j = run_result_to_json(r);
+  CHECK(j["complete"] == false);
+  CHECK(j["incomplete_reason"] == r.incomplete_reason);
+  CHECK(j["variants"][1]["status"] == "OOM");
+  CHECK(j["variants"][2]["status"] == "TIMEOUT");
+  const run_result back = run_result_from_json(j);
+  CHECK_FALSE(back.complete);
+  CHECK(back.incomplete_reason == r.incomplete_reason);
+  CHECK(back.variants[1].status == status_kind::oom);
+  CHECK(back.variants[2].status == status_kind::timeout);
+  CHECK(back.any_limit_hit());
+  // A file written before: complete.
+  ojson old = j;
+  old.erase("complete");
+  old.erase("incomplete_reason");
+  CHECK(run_result_from_json(old).complete);
+}
