@@ -20,7 +20,10 @@ std::optional<int64_t> parse_byte_size(const nlohmann::ordered_json& v) {
     try {
       std::size_t used = 0;
       const double value = std::stod(number, &used);
-      if (used == number.size() && value > 0) return static_cast<int64_t>(value * scale);
+      // Past 2^63 bytes (or "inf") the size has no int64 value: converting it would be undefined
+      // behaviour (tests/fuzz/corpus/config/memory-limit-overflow.json).
+      const double bytes = value * scale;
+      if (used == number.size() && value > 0 && bytes < 0x1p63) return static_cast<int64_t>(bytes);
     } catch (const std::exception&) {
     }
     return std::nullopt;

@@ -550,8 +550,17 @@ class config_reader {
     assign(mc.layers, m.integer("layers", 1));
     assign(mc.hidden, m.integer("hidden", 1));
     assign(mc.heads, m.integer("heads", 1));
-    mc.ffn = defaults::ffn_multiplier * mc.hidden;
-    assign(mc.ffn, m.integer("ffn", 1));
+    if (auto ffn = m.integer("ffn", 1)) {
+      mc.ffn = *ffn;
+    } else if (mc.hidden > std::numeric_limits<int64_t>::max() / defaults::ffn_multiplier) {
+      // The default ffn, ffn_multiplier × hidden, would overflow int64
+      // (tests/fuzz/corpus/config/ffn-overflow.json).
+      m.add("hidden", fmt::format("must be <= {} when model.ffn is not given ({} × hidden); got {}",
+                                  std::numeric_limits<int64_t>::max() / defaults::ffn_multiplier,
+                                  defaults::ffn_multiplier, mc.hidden));
+    } else {
+      mc.ffn = defaults::ffn_multiplier * mc.hidden;
+    }
     assign(mc.vocab_size, m.integer("vocab_size", 1));
     assign(mc.max_positions, m.integer("max_positions", defaults::min_sample_length));
     assign(mc.type_vocab_size, m.integer("type_vocab_size", 1));
@@ -1122,18 +1131,24 @@ class config_reader {
         log_.type_error(p.path("layers"), "an array of layer counts, one per stage", *layers);
       } else {
         int64_t sum = 0;
-        bool complete = true;
+        // overflow: the counts' sum is past int64 (tests/fuzz/corpus/config/pipeline-layers-overflow.json).
+        bool complete = true, overflow = false;
         for (size_t i = 0; i < layers->size(); ++i) {
           auto k = log_.integer((*layers)[i], fmt::format("{}[{}]", p.path("layers"), i), 1);
           complete = complete && k.has_value();
-          if (k) sum += *k, pc.layers.push_back(*k);
+          if (!k) continue;
+          pc.layers.push_back(*k);
+          if (sum > std::numeric_limits<int64_t>::max() - *k)
+            overflow = true;
+          else
+            sum += *k;
         }
         if (!pc.stages.empty() && layers->size() != pc.stages.size())
           p.add("layers", fmt::format("must give one layer count per stage ({} stages); got {}", pc.stages.size(),
                                       layers->size()));
-        else if (complete && model_layers > 0 && sum != model_layers)
+        else if (complete && model_layers > 0 && (overflow || sum != model_layers))
           p.add("layers", fmt::format("must add up to the model's {} encoder layers; they add up to {}",
-                                      model_layers, sum));
+                                      model_layers, overflow ? "more than that" : std::to_string(sum)));
       }
     }
     vc.pipeline = pc;

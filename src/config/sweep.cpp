@@ -51,7 +51,11 @@ std::optional<int64_t> to_int(const std::string& s) {
   return v;
 }
 
-std::string quote(const std::string& s) { return ordered_json(s).dump(); }
+// Bytes that are not UTF-8 are shown as U+FFFD: a message must not throw (found by fuzzing:
+// tests/fuzz/corpus/sweep_range/not-utf8).
+std::string quote(const std::string& s) {
+  return ordered_json(s).dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
 
 std::string value_text(const ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
@@ -90,10 +94,11 @@ void expand_piece(const std::string& piece, const std::string& path, std::vector
   if (op == '*' && step < 2) bad("a '*' step must be >= 2");
   if (op == '+' && step < 1) bad("a '+' step must be >= 1");
   size_t count = 0;
+  constexpr int64_t top = std::numeric_limits<int64_t>::max();
   for (int64_t v = *first; v <= *last; v = op == '*' ? v * step : v + step) {
     if (++count > max_values_per_axis) bad(fmt::format("more than {} values", max_values_per_axis));
     out.push_back(v);
-    if (v > std::numeric_limits<int64_t>::max() / std::max<int64_t>(step, 2)) break;  // no overflow
+    if (op == '*' ? v > top / step : v > top - step) break;  // the next value would overflow int64
   }
 }
 

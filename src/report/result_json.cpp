@@ -747,6 +747,10 @@ run_result load_run_result(const std::filesystem::path& path) {
     const auto tag_end = what.find("] ");
     if (tag_end != std::string::npos) what = what.substr(tag_end + 2);
     throw input_error(file, "invalid JSON: " + what);
+  } catch (const ojson::out_of_range& e) {  // a number too large for a double, e.g. 1e999
+    std::string what = e.what();
+    const auto tag_end = what.find("] ");
+    throw input_error(file, "invalid JSON: " + (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
   }
   try {
     return is_sweep_json(j) ? flatten_sweep(sweep_result_from_json(j)) : run_result_from_json(j);

@@ -27,7 +27,12 @@ const ojson& array(const ojson& v, const std::string& path) {
 
 }  // namespace
 
-bool is_sweep_json(const ojson& j) { return j.is_object() && j.value("kind", "") == "sweep"; }
+bool is_sweep_json(const ojson& j) {
+  // Compared as JSON: a "kind" that is not a string is no sweep's, and no type_error.
+  if (!j.is_object()) return false;
+  const auto kind = j.find("kind");
+  return kind != j.end() && *kind == "sweep";
+}
 
 ojson sweep_result_to_json(const sweep_result& sweep) {
   ojson axes = ojson::array();
@@ -76,7 +81,10 @@ sweep_result sweep_result_from_json(const ojson& j) {
     const ojson& values = array(field(axes[i], "values", path), path + ".values");
     for (size_t k = 0; k < values.size(); ++k)
       a.values.push_back(text(values[k], fmt::format("{}.values[{}]", path, k)));
-    a.numeric = axes[i].value("numeric", false);
+    if (const auto numeric = axes[i].find("numeric"); numeric != axes[i].end()) {
+      if (!numeric->is_boolean()) throw input_error(path + ".numeric", "expected true or false");
+      a.numeric = numeric->get<bool>();
+    }
     s.axes.push_back(std::move(a));
   }
   const ojson& points = array(field(j, "points", ""), "points");

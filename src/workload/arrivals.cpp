@@ -29,6 +29,10 @@ std::vector<arrival> poisson_arrivals(double rate, int64_t requests, double max_
 std::vector<arrival> read_trace(const std::string& path, int64_t samples) {
   std::ifstream in(path);
   if (!in) throw input_error("server.trace", fmt::format("cannot read {}", path));
+  return parse_trace(in, path, samples);
+}
+
+std::vector<arrival> parse_trace(std::istream& in, const std::string& path, int64_t samples) {
   std::vector<arrival> out;
   std::string line;
   for (int64_t lineno = 1; std::getline(in, line); ++lineno) {

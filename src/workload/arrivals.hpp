@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,9 @@ std::vector<arrival> poisson_arrivals(double rate, int64_t requests, double max_
 // input_error at path "server.trace" naming the line for an unsorted or negative time, a sample
 // that does not exist, or a malformed line.
 std::vector<arrival> read_trace(const std::string& path, int64_t samples);
+
+// read_trace's parser, on a trace already opened; `path` only names it in messages. Separate so
+// that tests/fuzz/fuzz_trace.cpp can feed it bytes without a file.
+std::vector<arrival> parse_trace(std::istream& in, const std::string& path, int64_t samples);
 
 }  // namespace attnbench

@@ -36,8 +36,11 @@ TEST_CASE("device_memory_limit: bytes or a size string; absent means no limit", 
   CHECK(device_memory_limit(testing::parse(with_limit("1GiB"))) == 1073741824);
   CHECK(device_memory_limit(testing::parse(with_limit("1.5GiB"))) == 1610612736);
   CHECK(device_memory_limit(testing::parse(with_limit("512MiB"))) == 536870912);
+  CHECK(device_memory_limit(testing::parse(with_limit("8589934591GiB"))) == 9223372035781033984);  // 2^63 - 2^30
+  // The last three have no int64 byte count (tests/fuzz/corpus/config/memory-limit-overflow.json).
   for (const auto& bad : {ordered_json("4GB"), ordered_json("GiB"), ordered_json("-1MiB"), ordered_json(-5),
-                          ordered_json(true), ordered_json("1.5.0GiB")}) {
+                          ordered_json(true), ordered_json("1.5.0GiB"), ordered_json("8589934592GiB"),
+                          ordered_json("1e300GiB"), ordered_json("infGiB")}) {
     const auto ps = testing::problems_of(with_limit(bad));
     INFO(bad.dump());
     REQUIRE(ps.size() == 1);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -279,6 +280,22 @@ TEST_CASE("explicit model fields override the preset; ffn follows hidden", "[con
   CHECK(c.model.heads == 6);
   CHECK(c.model.ffn == 4 * 384);
   CHECK(c.model.num_labels == 3);
+}
+
+TEST_CASE("a hidden size whose default ffn overflows is refused, not multiplied", "[config]") {
+  // tests/fuzz/corpus/config/ffn-overflow.json: 4 × hidden past int64 was undefined behaviour.
+  ordered_json doc = minimal();
+  doc["model"] = {{"preset", "bert-tiny"}, {"hidden", INT64_MAX / 4 + 1}, {"heads", 1}};
+  auto ps = problems_of(doc);
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].path == "model.hidden");
+  CHECK(ps[0].message == "must be <= 2305843009213693951 when model.ffn is not given (4 × hidden); got "
+                         "2305843009213693952");
+  doc["model"]["ffn"] = 64;  // given: nothing to multiply
+  CHECK(parse(doc).model.hidden == INT64_MAX / 4 + 1);
+  doc["model"]["hidden"] = INT64_MAX / 4;
+  doc["model"].erase("ffn");
+  CHECK(parse(doc).model.ffn == INT64_MAX / 4 * 4);
 }
 
 TEST_CASE("a model without preset needs every dimension", "[config]") {

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
 #include "test_support.hpp"
@@ -90,6 +92,11 @@ TEST_CASE("pipeline block errors name their JSON path", "[config][pipeline]") {
                      at + ".layers") == "must give one layer count per stage (2 stages); got 1");
   CHECK(only_problem(with_pipeline({{"stages", {"cpu", "cpu"}}, {"micro_batch", 2}, {"layers", {2, 3}}}),
                      at + ".layers") == "must add up to the model's 4 encoder layers; they add up to 5");
+  // Counts whose sum overflows int64 (tests/fuzz/corpus/config/pipeline-layers-overflow.json).
+  CHECK(only_problem(with_pipeline({{"stages", {"cpu", "cpu"}},
+                                    {"micro_batch", 2},
+                                    {"layers", {INT64_MAX, INT64_MAX}}}),
+                     at + ".layers") == "must add up to the model's 4 encoder layers; they add up to more than that");
   CHECK(only_problem(with_pipeline({{"stages", {"cpu", "cpu"}}, {"micro_batch", 2}, {"layers", {4, 0}}}),
                      at + ".layers[1]") == "must be >= 1; got 0");
   CHECK(only_problem(with_pipeline({{"stages", {"cpu", "cpu", "cpu", "cpu", "cpu"}}, {"micro_batch", 2}}),

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
 
@@ -59,6 +61,11 @@ TEST_CASE("range strings expand like llama-bench's", "[config][sweep]") {
   CHECK(range("16-19") == std::vector<int64_t>{16, 17, 18, 19});
   CHECK(range(" 1-4 , 8 ") == std::vector<int64_t>{1, 2, 3, 4, 8});
   CHECK(range("7") == std::vector<int64_t>{7});
+  // Up to the largest int64: the last values are kept, and no step overflows.
+  const int64_t top = std::numeric_limits<int64_t>::max();
+  CHECK(range("9223372036854775806-9223372036854775807") == std::vector<int64_t>{top - 1, top});
+  CHECK(range("4611686018427387904-9223372036854775807*2") == std::vector<int64_t>{top / 2 + 1});
+  CHECK(range("9223372036854775800-9223372036854775807+5") == std::vector<int64_t>{top - 7, top - 2});
 }
 
 TEST_CASE("bad range strings name the piece and the rule", "[config][sweep]") {
@@ -71,6 +78,9 @@ TEST_CASE("bad range strings name the piece and the rule", "[config][sweep]") {
   CHECK_THAT(range_error("1-4,2"), Contains("value 2 appears twice"));
   CHECK_THAT(range_error("1-100000"), Contains("more than 1000 values"));
   CHECK_THAT(range_error("1-8+x"), Contains("step is not an integer"));
+  // Bytes that are not UTF-8 (tests/fuzz/corpus/sweep_range/not-utf8): an input_error, not the
+  // JSON library's type_error from quoting them.
+  CHECK_THAT(range_error("\xa4" "4-1"), Contains("must be integers") && Contains("\"\xef\xbf\xbd" "4-1\""));
 }
 
 TEST_CASE("the sweep block is read with path-precise problems", "[config][sweep]") {

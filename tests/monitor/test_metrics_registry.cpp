@@ -96,3 +96,31 @@ TEST_CASE("concurrent updates are not lost", "[monitor]") {
   CHECK(h.sum() == Approx(120).epsilon(1e-9));
   CHECK(reg.render().find("h_seconds_bucket{le=\"+Inf\"} 40000\n") != std::string::npos);
 }
+
+TEST_CASE("series are created and updated from several threads while another renders", "[monitor]") {
+  // What a run does: the runner adds a variant's series as it reaches it while the endpoint renders
+  // and a collector refreshes its values (the sanitizer build runs this under ThreadSanitizer).
+  metrics_registry reg;
+  reg.add_collector([](metrics_registry& r) { r.gauge("collected", "by a collector").add(1); });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&reg, t] {
+      const metric_labels labels{{"variant", "v" + std::to_string(t)}};
+      for (int i = 0; i < 200; ++i) {
+        reg.counter("runs_total", "runs", labels).inc();
+        reg.histogram("pass_seconds", "passes", labels).observe(0.01 * t);
+        reg.gauge("phase", "phase", labels).set(i);
+      }
+    });
+  std::string during;
+  for (int i = 0; i < 20; ++i) during = reg.render();
+  for (auto& t : threads) t.join();
+  const std::string after = reg.render();
+  for (int t = 0; t < 3; ++t) {
+    const std::string v = "{variant=\"v" + std::to_string(t) + "\"}";
+    CHECK(after.find("runs_total" + v + " 200\n") != std::string::npos);
+    CHECK(after.find("pass_seconds_count" + v + " 200\n") != std::string::npos);
+    CHECK(after.find("phase" + v + " 199\n") != std::string::npos);
+  }
+  CHECK(after.find("collected 21\n") != std::string::npos);
+}

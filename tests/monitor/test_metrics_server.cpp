@@ -5,6 +5,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "common/error.hpp"
 #include "monitor/metrics_server.hpp"
 
@@ -61,4 +65,28 @@ TEST_CASE("a port in use is an input error naming the option and the port", "[mo
     CHECK_THAT(e.problems()[0].message, Catch::Contains(std::to_string(port)) && Catch::Contains("cannot serve"));
   }
   CHECK_THROWS_AS(metrics_server(reg, "192.0.2.1", port, "--metrics-port"), input_error);  // not this host's
+}
+
+TEST_CASE("scrapes from several clients are served while the run updates the registry", "[monitor]") {
+  // The endpoint renders on httplib's threads while the run's thread updates and adds series (the
+  // sanitizer build runs this under ThreadSanitizer).
+  metrics_registry reg;
+  auto& samples = reg.counter("attnbench_samples_total", "Samples");
+  const int port = free_port();
+  REQUIRE(port > 0);
+  metrics_server server(reg, "127.0.0.1", port, "--metrics-port");
+  std::vector<int> statuses(2 * 5);
+  std::vector<std::thread> scrapers;
+  for (int c = 0; c < 2; ++c)
+    scrapers.emplace_back([&statuses, port, c] {
+      for (int i = 0; i < 5; ++i) statuses[c * 5 + i] = http_get("127.0.0.1", port, "/metrics").status;
+    });
+  for (int i = 0; i < 1000; ++i) {
+    samples.inc();
+    reg.gauge("attnbench_phase", "Phase", {{"phase", "timed"}, {"step", std::to_string(i % 10)}}).set(i);
+  }
+  for (auto& t : scrapers) t.join();
+  for (int status : statuses) CHECK(status == 200);
+  const std::string last = http_get("127.0.0.1", port, "/metrics").body;
+  CHECK(last.find("attnbench_samples_total 1000\n") != std::string::npos);
 }

@@ -87,7 +87,9 @@ TEST_CASE("compare: significant but within the threshold is SAME", "[report]") {
   CHECK(named(compare_runs(base, slow, {0.02, 0.05}), "bf16-sdpa").outcome == verdict::slower);
   // A large change that is not significant (overlapping samples) stays SAME.
   const run_result overlapping = with_throughput(base, 1, {60, 140, 70, 130, 98});
-  const variant_comparison& o = named(compare_runs(base, overlapping, {}), "bf16-sdpa");
+  // Held by name: a reference into a temporary comparison would dangle (found by ASan).
+  const comparison overlapped = compare_runs(base, overlapping, {});
+  const variant_comparison& o = named(overlapped, "bf16-sdpa");
   CHECK(o.p_value > 0.05);
   CHECK(o.outcome == verdict::same);
 }

@@ -190,6 +190,10 @@ TEST_CASE("load_run_result names the file in every error", "[report]") {
   j["variants"][0].erase("name");
   const std::string missing = write("missing-field.json", j.dump());
   CHECK_THROWS_WITH(load_run_result(missing), missing + ": variants[0].name: missing field");
+  // A number past a double's range (tests/fuzz/corpus/results/number-overflow.json): an input
+  // error naming the file, not the JSON library's out_of_range.
+  const std::string huge = write("huge.json", "{\"schema_version\": 1e999}");
+  CHECK_THROWS_WITH(load_run_result(huge), huge + ": invalid JSON: number overflow parsing '1e999'");
   std::filesystem::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/error.hpp"
 #include "report/result_json.hpp"
 #include "report/svg_line_chart.hpp"
 #include "report/sweep_result_json.hpp"
@@ -107,4 +108,20 @@ TEST_CASE("sweep JSON round-trips, and a sweep compares as variants named by poi
   auto broken = j;
   broken["points"][1]["result"].erase("variants");
   CHECK_THROWS_WITH(sweep_result_from_json(broken), Contains("points[1].result"));
+}
+
+TEST_CASE("a sweep document's mistyped kind or numeric is an input error, not a JSON type error", "[report][sweep]") {
+  // tests/fuzz/corpus/results/sweep-kind-not-a-string.json, sweep-numeric-not-a-bool.json: both
+  // escaped compare as nlohmann's type_error (exit 4, no file named).
+  const auto j = sweep_result_to_json(sample_sweep());
+  auto kind = j;
+  kind["kind"] = 1;
+  CHECK_FALSE(is_sweep_json(kind));  // then read as a run's document, which names what is missing
+  CHECK_FALSE(is_sweep_json(nlohmann::ordered_json::array()));
+  auto numeric = j;
+  numeric["axes"][0]["numeric"] = "yes";
+  CHECK_THROWS_AS(sweep_result_from_json(numeric), input_error);
+  CHECK_THROWS_WITH(sweep_result_from_json(numeric), "axes[0].numeric: expected true or false");
+  numeric["axes"][0].erase("numeric");
+  CHECK_FALSE(sweep_result_from_json(numeric).axes[0].numeric);
 }

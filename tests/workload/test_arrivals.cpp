@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -46,4 +47,20 @@ TEST_CASE("trace files are checked line by line", "[workload]") {
   CHECK_THAT(error_of("0 0\n1 7\n"), Catch::Contains(":2") && Catch::Contains("sample 7 does not exist"));
   CHECK_THAT(error_of("0 zero\n"), Catch::Contains(":1") && Catch::Contains("expected"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a trace's text parses without a file, as read_trace reads the file", "[workload]") {
+  std::istringstream text("# t sample\n0.0 1\n0.5 0 # a comment\n\n0.5 2\n");
+  const auto a = parse_trace(text, "in-memory.trace", 3);
+  REQUIRE(a.size() == 3);
+  CHECK(a[1].t_s == 0.5);
+  CHECK(a[1].sample == 0);
+  std::istringstream unsorted("0.2 1\n0.1 2\n");
+  try {
+    parse_trace(unsorted, "in-memory.trace", 3);
+    FAIL("an unsorted trace was accepted");
+  } catch (const input_error& e) {
+    CHECK(e.problems()[0].path == "server.trace");
+    CHECK_THAT(e.problems()[0].message, Catch::Contains("in-memory.trace:2") && Catch::Contains("sorted"));
+  }
 }
