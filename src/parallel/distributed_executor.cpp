@@ -71,11 +71,16 @@ whole_pass distributed_executor::do_run_pass(bool keep_outputs) {
   // first, waiting on heartbeats, then start together.
   const std::string tag = fmt::format("{}/{}", name_, passes_++);
   world_.meet(tag);
+  // The pass starts before the barrier that releases every rank, and ends when rank 0 holds every
+  // output: the same span the thread-parallel executor times, so the two compare as equals. The
+  // clock starts before the barrier, not after it, because the ranks leave a barrier at slightly
+  // different moments (milliseconds apart on a loaded machine): started after it, rank 0's pass
+  // could be shorter than another rank's compute. Started before it, no rank can begin its shard
+  // before rank 0's clock runs (it leaves the barrier only once rank 0 has entered it), so the pass
+  // covers every rank's compute, at the price of one barrier's latency (all ranks already met).
+  const auto t0 = std::chrono::steady_clock::now();
   world_.barrier();
   if (const rank_pass_hook hook = current_rank_pass_hook()) hook(world_.rank(), passes_);
-  // The pass starts here, on every rank at once, and ends when rank 0 holds every output: the
-  // same span the thread-parallel executor times, so the two compare as equals.
-  const auto t0 = std::chrono::steady_clock::now();
   whole_pass local;
   int64_t threads = 0;
   try {

@@ -16,12 +16,13 @@
 #include "workload/arrivals.hpp"
 #include "workload/batcher.hpp"
 #include "workload/batching_base.hpp"
+#include "workload/load_generator.hpp"
 #include "workload/result_cache.hpp"
 
 namespace attnbench {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using clock_type = load_clock;
 
 // Past the last arrival, a run may take this long to drain its queue before the rest is dropped
 // (and the rate counted as not sustainable): bounds a run whose rate far exceeds capacity.
@@ -44,58 +45,10 @@ struct rate_run {
   double last_completion_s = 0;
 };
 
-// One offered rate (or the trace): the load thread delivers arrivals into an inbox; this thread
-// batches and runs them until every arrival is served or the drain limit passes.
-clock_type::time_point at(clock_type::time_point t0, double s) {
-  return t0 + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(s));
-}
-
-// The load generator: delivers each arrival into the inbox at its time, on its own thread.
-// Stopped and joined on every way out of the serving loop, exceptions included (a joinable
-// std::thread destroyed during unwinding would terminate the process).
-class load_thread {
- public:
-  load_thread(const std::vector<arrival>& arrivals, const dataset& data, clock_type::time_point t0)
-      : thread_([this, &arrivals, &data, t0] { deliver(arrivals, data, t0); }) {}
-  ~load_thread() {
-    {
-      const std::lock_guard<std::mutex> lock(mutex);
-      stop_ = true;
-    }
-    stopped_.notify_all();
-    thread_.join();
-  }
-  load_thread(const load_thread&) = delete;
-  load_thread& operator=(const load_thread&) = delete;
-
-  std::mutex mutex;                  // guards inbox and all_arrived
-  std::condition_variable wake;      // an arrival, or the end of arrivals
-  std::deque<queued_request> inbox;
-  bool all_arrived = false;
-
- private:
-  void deliver(const std::vector<arrival>& arrivals, const dataset& data, clock_type::time_point t0) {
-    for (std::size_t i = 0; i < arrivals.size(); ++i) {
-      const auto len = static_cast<int64_t>(data.samples[static_cast<std::size_t>(arrivals[i].sample)].size());
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        if (stopped_.wait_until(lock, at(t0, arrivals[i].t_s), [&] { return stop_; })) return;
-        // The arrival time is the scheduled one: a late wake-up of this thread counts as queueing.
-        inbox.push_back({static_cast<int64_t>(i), arrivals[i].sample, len, arrivals[i].t_s});
-      }
-      wake.notify_one();
-    }
-    {
-      const std::lock_guard<std::mutex> lock(mutex);
-      all_arrived = true;
-    }
-    wake.notify_one();
-  }
-
-  bool stop_ = false;
-  std::condition_variable stopped_;
-  std::thread thread_;  // last: started once everything it uses exists
-};
+// One offered rate (or the trace): the load thread (workload/load_generator.hpp) delivers arrivals
+// into an inbox; this thread batches and runs them until every arrival is served or the drain
+// limit passes.
+clock_type::time_point at(clock_type::time_point t0, double s) { return load_time(t0, s); }
 
 // observer (may be null): told of each batch and each completed request, outside the clock's
 // spans that matter (between batches).
@@ -111,7 +64,7 @@ rate_run run_rate(const config& cfg, const dataset& data, const variant_config& 
   const double last_arrival = arrivals.empty() ? 0 : arrivals.back().t_s;
   out.first_arrival_s = arrivals.empty() ? 0 : arrivals.front().t_s;
 
-  load_thread load(arrivals, data, t0);
+  load_generator load(arrivals, data, t0);
   std::mutex& mutex = load.mutex;
   std::condition_variable& wake = load.wake;
   std::deque<queued_request>& inbox = load.inbox;
@@ -169,7 +122,7 @@ rate_run run_rate(const config& cfg, const dataset& data, const variant_config& 
     lock.lock();
   }
   lock.unlock();
-  return out;  // ~load_thread stops and joins the load thread (here, or while unwinding)
+  return out;  // ~load_generator stops and joins the load thread (here, or while unwinding)
 }
 
 server_point summarize_rate(const rate_run& run, double offered, double bound_ms) {
