@@ -7,7 +7,9 @@
   2. `--resume` with a different config (one more round) is refused with exit 2, naming both.
   3. A sweep stopped by SIGTERM in its second point: `--resume` keeps point 1 as it was (not run
      again), goes on with point 2's kept rounds, runs point 3, and the sweep is complete.
-Usage: test_resume.py ATTNBENCH_BINARY RUN_CONFIG SWEEP_CONFIG
+  4. A server run stopped by SIGINT in its rate sweep: `--resume` keeps every timed round and runs
+     the rate sweep again in full (README: a rate sweep is not resumed part way).
+Usage: test_resume.py ATTNBENCH_BINARY RUN_CONFIG SWEEP_CONFIG SERVER_CONFIG
 """
 import json
 import os
@@ -57,7 +59,7 @@ def load(path):
 
 
 def main():
-    binary, run_config, sweep_config = sys.argv[1:4]
+    binary, run_config, sweep_config, server_config = sys.argv[1:5]
     rounds_wanted = load(run_config)["measure"]["repetitions"]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "run")
@@ -110,6 +112,21 @@ def main():
             rounds = [v["repetition"]["rounds"] for v in p["result"]["variants"]]
             check(rounds == [80, 80], f"resumed sweep: {p['params']} has 80 rounds per variant ({rounds})")
         check(not os.path.exists(os.path.join(out, "resume.json")), "resumed sweep: resume.json removed")
+
+        out = os.path.join(tmp, "server")
+        status, _, stderr = interrupt_when(binary, server_config, out, signal.SIGINT, ["[server]"])
+        check(status == 130, f"interrupted server run: exit {status} == 130\n{stderr}")
+        state = load(os.path.join(out, "resume.json"))["state"]
+        check(state["rounds"] == 3, f"interrupted server run: its 3 timed rounds saved ({state['rounds']})")
+        status, _, stderr = resume(binary, server_config, out)
+        check(status == 0, f"resumed server run: exit {status} == 0\n{stderr}")
+        check("3 complete rounds kept" in stderr, "resumed server run: the rounds kept")
+        res = load(os.path.join(out, "results.json"))
+        rates = len(load(server_config)["server"]["rates"])
+        check(res["complete"] is True, "resumed server run: complete")
+        for v in res["variants"]:
+            check(v["repetition"]["rounds"] == 3 and len(v["server"]) == rates,
+                  f"resumed server run: {v['name']} has 3 rounds and all {rates} rates")
 
 
 if __name__ == "__main__":
