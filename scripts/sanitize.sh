@@ -15,19 +15,19 @@
 #   what it includes (tests/sanitize/CMakeLists.txt).
 # - ThreadSanitizer: the same library, with the torch-free tests that start threads: the metrics
 #   registry updated from several threads while it renders, the metrics endpoint serving scrapes
-#   from its own thread while the run updates the registry, and the server scenario's load thread
-#   handing arrivals to the serving thread (workload/load_generator.hpp).
-# What it does not cover: anything on LibTorch (the model, the runner, the techniques, the
-# data-parallel workers and the pipeline stages, which hand tensors between threads, the CLI):
-# LibTorch is not built with the sanitizers, so ASan cannot see its accesses and TSan cannot see
-# the synchronisation inside it or its OpenMP runtime. A TSan build of the whole project (about
+#   from its own thread while the run updates the registry, the server scenario's load thread
+#   handing arrivals to the serving thread (workload/load_generator.hpp), and the data-parallel
+#   workers' and pipeline stages' hand-offs (common/thread_sync.hpp), driven by test threads.
+# What it does not cover: what LibTorch does (the model, the runner, the techniques, the work
+# inside the workers and stages, the CLI): LibTorch is not built with the sanitizers, so ASan
+# cannot see its accesses and TSan cannot see the synchronisation inside it or its OpenMP runtime. A TSan build of the whole project (about
 # 220 translation units against LibTorch) was not tried: it does not fit CI's time on 2 cores.
 # The config tests that expect techniques/cast_precision.cpp's registered precisions run only in
 # the full suite.
 #
 # Cost, measured on the 2-core Zen 3 CI machine kind with clang 14, no ccache hits: the ASan+UBSan
-# build 4 minutes (about 100 compile steps), its 209 tests 12 s; the TSan build under a minute
-# (11 library sources, 3 test files), its 12 tests 1 s. Rebuilds reuse build-asan/ and build-tsan/.
+# build 4 minutes (about 100 compile steps), its 213 tests 12 s; the TSan build under a minute
+# (11 library sources, 4 test files), its 14 tests 1 s. Rebuilds reuse build-asan/ and build-tsan/.
 # The fuzz targets, built by the ordinary build, run under ASan+UBSan in scripts/test.sh (label fuzz).
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -63,11 +63,7 @@ data_parallel_executor::data_parallel_executor(const EncoderClassifier& model, c
 }
 
 data_parallel_executor::~data_parallel_executor() {
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
+  rounds_.stop();
   for (auto& w : workers_)
     if (w->thread.joinable()) w->thread.join();
 }
@@ -79,13 +75,7 @@ void data_parallel_executor::work(worker& w) {
 #endif
   for (;;) {
     dispatch_context context;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != w.seen_generation; });
-      if (stopping_) return;
-      w.seen_generation = generation_;
-      context = context_;
-    }
+    if (!rounds_.next_round(w.seen_generation, context)) return;
     whole_pass result;
     std::exception_ptr error;
     try {
@@ -96,29 +86,16 @@ void data_parallel_executor::work(worker& w) {
     } catch (...) {
       error = std::current_exception();
     }
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
+    rounds_.finish([&] {
       w.last = std::move(result);
       w.error = error;
-      ++finished_;
-    }
-    done_.notify_all();
+    });
   }
 }
 
 whole_pass data_parallel_executor::do_run_pass(bool keep_outputs) {
   const auto t0 = clock_type::now();
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    context_ = capture_dispatch_context();
-    finished_ = 0;
-    ++generation_;
-  }
-  wake_.notify_all();
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return finished_ == static_cast<int64_t>(workers_.size()); });
-  }
+  rounds_.run_round(capture_dispatch_context(), static_cast<int64_t>(workers_.size()));
   whole_pass out;
   std::vector<torch::Tensor> outputs;
   for (std::size_t i = 0; i < workers_.size(); ++i) {
@@ -141,10 +118,7 @@ whole_pass data_parallel_executor::do_run_pass(bool keep_outputs) {
   }
   if (!outputs.empty()) out.outputs = torch::cat(outputs);
   out.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    context_.reset();  // the scope that it carries may end with this pass
-  }
+  rounds_.clear_context();  // the scope that it carries may end with this pass
   if (!keep_outputs) {
     out.outputs = torch::Tensor();
     out.sample_index.clear();

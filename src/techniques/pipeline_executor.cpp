@@ -1,5 +1,7 @@
 #include "techniques/pipeline_executor.hpp"
 
+#include "common/thread_sync.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -118,51 +120,11 @@ struct pipeline_executor::message {
   bool timed = false;                    // of a timed pass: its stage time counts
 };
 
-// A blocking queue between two threads.
-struct pipeline_executor::channel {
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::deque<message> items;
-
-  void push(message m) {
-    {
-      const std::lock_guard<std::mutex> lock(mutex);
-      items.push_back(std::move(m));
-    }
-    changed.notify_one();
-  }
-  message pop() {
-    std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] { return !items.empty(); });
-    message m = std::move(items.front());
-    items.pop_front();
-    return m;
-  }
-};
-
-// Counts the stages that finished the current batch (their timing settled), so forward() returns
-// only when the pipeline is empty.
-struct pipeline_executor::flush_counter {
-  std::mutex mutex;
-  std::condition_variable changed;
-  int64_t done = 0;
-
-  void reset() {
-    const std::lock_guard<std::mutex> lock(mutex);
-    done = 0;
-  }
-  void add() {
-    {
-      const std::lock_guard<std::mutex> lock(mutex);
-      ++done;
-    }
-    changed.notify_all();
-  }
-  void wait_for(int64_t n) {
-    std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] { return done >= n; });
-  }
-};
+// A blocking queue between two threads, and the count of stages that finished the current batch
+// (their timing settled), so forward() returns only when the pipeline is empty (common/thread_sync.hpp:
+// tested under ThreadSanitizer).
+struct pipeline_executor::channel : blocking_queue<message> {};
+struct pipeline_executor::flush_counter : completion_counter {};
 
 struct pipeline_executor::stage {
   int64_t index = 0;
