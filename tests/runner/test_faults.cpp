@@ -217,6 +217,27 @@ TEST_CASE("measurement loop: a signal between rounds stops after the round, howe
   for (const auto& v : res.variants) CHECK(v.throughput.n == 2);
 }
 
+namespace {
+
+// One run of the loop that saves its rounds when stopped (run.saved, run.io.saved) and, given
+// `from` (and `prior`, the stopped run's rows), resumes them.
+struct loop_run {
+  run_result result;
+  rounds_state saved;
+  loop_resume io;
+};
+
+void run_resumable(const config& cfg, allocating_scenario& s, loop_run& run, const loop_run* stopped = nullptr) {
+  run.io.from = stopped ? &stopped->saved : nullptr;
+  run.io.prior = stopped ? &stopped->result : nullptr;
+  run.io.save = &run.saved;
+  run.result.workload.samples = 4;
+  run.result.workload.real_tokens = 32;
+  REQUIRE(measure_variants(cfg, s, run.result, no_progress, alone, nullptr, true, &run.io));
+}
+
+}  // namespace
+
 TEST_CASE("measurement loop: a resumed run keeps the complete rounds and times only the missing ones",
           "[runner][faults][resume]") {
   const interrupt_guard guard;
@@ -229,18 +250,13 @@ TEST_CASE("measurement loop: a resumed run keeps the complete rounds and times o
   first.on_pass = [](const std::string& phase, const std::string& variant, int count) {
     if (phase == "timed" && variant == "slow" && count == 11) request_interrupt(SIGINT);
   };
-  rounds_state saved;
-  loop_resume save;
-  save.save = &saved;
-  run_result interrupted;
-  interrupted.workload.samples = 4;
-  interrupted.workload.real_tokens = 32;
-  REQUIRE(measure_variants(cfg, first, interrupted, no_progress, alone, nullptr, true, &save));
-  REQUIRE_FALSE(interrupted.complete);
-  REQUIRE(save.saved);
-  CHECK(saved.rounds == 2);
-  REQUIRE(saved.variants.size() == 4);
-  for (const auto& v : saved.variants) {
+  loop_run stopped;
+  run_resumable(cfg, first, stopped);
+  REQUIRE_FALSE(stopped.result.complete);
+  REQUIRE(stopped.io.saved);
+  CHECK(stopped.saved.rounds == 2);
+  REQUIRE(stopped.saved.variants.size() == 4);
+  for (const auto& v : stopped.saved.variants) {
     INFO(v.name);
     CHECK(v.pass_s.size() == 2);
     CHECK(v.unit_ms.size() == 2);
@@ -255,17 +271,11 @@ TEST_CASE("measurement loop: a resumed run keeps the complete rounds and times o
   second.on_pass = [&](const std::string& phase, const std::string& variant, int) {
     if (phase == "timed") ++timed[variant];
   };
-  loop_resume resume;
-  resume.from = &saved;
-  resume.prior = &interrupted;
-  rounds_state saved_again;
-  resume.save = &saved_again;
-  run_result res;
-  res.workload.samples = 4;
-  res.workload.real_tokens = 32;
-  REQUIRE(measure_variants(cfg, second, res, no_progress, alone, nullptr, true, &resume));
+  loop_run resumed;
+  run_resumable(cfg, second, resumed, &stopped);
+  const run_result& res = resumed.result;
   CHECK(res.complete);
-  CHECK_FALSE(resume.saved);  // finished: nothing to resume
+  CHECK_FALSE(resumed.io.saved);  // finished: nothing to resume
   CHECK(res.repetitions == 5);
   CHECK(res.stop_reason == "fixed repetitions");
   for (const auto& v : res.variants) {
@@ -289,29 +299,20 @@ TEST_CASE("measurement loop: a variant that left the interrupted run by an error
   first.on_pass = [](const std::string& phase, const std::string& variant, int count) {
     if (phase == "timed" && variant == "last" && count == 3) request_interrupt(SIGTERM);  // end of round 1
   };
-  rounds_state saved;
-  loop_resume save;
-  save.save = &saved;
-  run_result interrupted;
-  interrupted.workload.samples = 4;
-  interrupted.workload.real_tokens = 32;
-  REQUIRE(measure_variants(cfg, first, interrupted, no_progress, alone, nullptr, true, &save));
-  REQUIRE(save.saved);
-  CHECK(saved.rounds == 1);
-  CHECK(saved.find("big")->left_by_error);
-  CHECK(saved.find("big")->pass_s.empty());
+  loop_run stopped;
+  run_resumable(cfg, first, stopped);
+  REQUIRE(stopped.io.saved);
+  CHECK(stopped.saved.rounds == 1);
+  CHECK(stopped.saved.find("big")->left_by_error);
+  CHECK(stopped.saved.find("big")->pass_s.empty());
   clear_interrupt();
 
   allocating_scenario second(cfg);
   int big_passes = 0;
   second.on_pass = [&](const std::string&, const std::string& variant, int) { big_passes += variant == "big"; };
-  loop_resume resume;
-  resume.from = &saved;
-  resume.prior = &interrupted;
-  run_result res;
-  res.workload.samples = 4;
-  res.workload.real_tokens = 32;
-  REQUIRE(measure_variants(cfg, second, res, no_progress, alone, nullptr, true, &resume));
+  loop_run resumed;
+  run_resumable(cfg, second, resumed, &stopped);
+  const run_result& res = resumed.result;
   CHECK(res.complete);
   CHECK(big_passes == 0);  // not run again
   const variant_result& big = named(res, "big");
@@ -353,28 +354,19 @@ TEST_CASE("measurement loop: a run interrupted at each phase resumes to the full
     first.on_pass = [&](const std::string& phase, const std::string& variant, int count) {
       if (phase == pc.phase && variant == pc.variant && count == pc.count) request_interrupt(SIGINT);
     };
-    rounds_state saved;
-    loop_resume save;
-    save.save = &saved;
-    run_result interrupted;
-    interrupted.workload.samples = 4;
-    interrupted.workload.real_tokens = 32;
-    REQUIRE(measure_variants(cfg, first, interrupted, no_progress, alone, nullptr, true, &save));
-    REQUIRE_FALSE(interrupted.complete);
-    REQUIRE(save.saved);
-    CHECK(saved.rounds == pc.kept_rounds);
+    loop_run stopped;
+    run_resumable(cfg, first, stopped);
+    REQUIRE_FALSE(stopped.result.complete);
+    REQUIRE(stopped.io.saved);
+    CHECK(stopped.saved.rounds == pc.kept_rounds);
     clear_interrupt();
 
     allocating_scenario second(cfg);
     int timed = 0;
     second.on_pass = [&](const std::string& phase, const std::string&, int) { timed += phase == "timed"; };
-    loop_resume resume;
-    resume.from = &saved;
-    resume.prior = &interrupted;
-    run_result res;
-    res.workload.samples = 4;
-    res.workload.real_tokens = 32;
-    REQUIRE(measure_variants(cfg, second, res, no_progress, alone, nullptr, true, &resume));
+    loop_run resumed;
+    run_resumable(cfg, second, resumed, &stopped);
+    const run_result& res = resumed.result;
     CHECK(res.complete);
     CHECK(res.repetitions == 3);
     CHECK(timed == 4 * (3 - pc.kept_rounds));  // only the missing rounds, of all four variants
