@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,6 +16,7 @@
 #include "profile/profile_outputs.hpp"
 #include "profile/profile_runner.hpp"
 #include "report/file_output.hpp"
+#include "report/json_reader.hpp"
 #include "report/junit_writer.hpp"
 #include "report/make_writers.hpp"
 #include "report/markdown_writer.hpp"
@@ -124,17 +123,6 @@ void settle_resume_file(const fs::path& dir, const config& cfg, bool complete, i
   write_file_atomic(file, resume_to_json(rf).dump(1) + "\n");
 }
 
-nlohmann::ordered_json read_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::ordered_json::parse(text.str());
-  } catch (const std::exception& e) {
-    throw input_error("--resume", fmt::format("{}: invalid JSON: {}", path.string(), e.what()));
-  }
-}
-
 // A sweep: every point validated before anything runs, then run in the grid's order; the reports
 // are rendered in full before the first file is written.
 int run_sweep_command(const config& cfg, const run_command_options& opts, console& out) {
@@ -148,8 +136,9 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
   sweep_result prior;
   if (!opts.resume.empty()) {
     resumed = open_resume(cfg, opts);
+    const auto results = read_json_file(dir / "results.json");  // its errors name the file
     try {
-      prior = sweep_result_from_json(read_json_file(dir / "results.json"));
+      prior = sweep_result_from_json(results);
     } catch (const input_error& e) {
       throw input_error("--resume", fmt::format("{}: {}", (dir / "results.json").string(), e.what()));
     }

@@ -3,14 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-#include <system_error>
 
 #include "common/error.hpp"
+#include "report/json_reader.hpp"
 #include "report/sweep_result_json.hpp"
 #include "stats/summary.hpp"
 
@@ -244,66 +240,14 @@ ojson to_json(const environment_info& e) {
           {"config", e.config}};
 }
 
-// Reads one JSON object, naming the full path of any field that is missing or mistyped.
-class reader {
- public:
-  reader(const ojson& j, std::string path) : j_(j), path_(std::move(path)) {
-    if (!j_.is_object()) throw input_error(display_path(), "expected an object");
-  }
+using reader = json_reader;
 
-  const ojson& at(const std::string& key) const {
-    const auto it = j_.find(key);
-    if (it == j_.end()) throw input_error(path_of(key), "missing field");
-    return *it;
-  }
-  bool has(const std::string& key) const { return j_.contains(key); }
-  reader object(const std::string& key) const { return {at(key), path_of(key)}; }
-  const ojson& array(const std::string& key) const {
-    const ojson& v = at(key);
-    if (!v.is_array()) throw input_error(path_of(key), "expected an array");
-    return v;
-  }
-  double number(const std::string& key) const { return as_number(at(key), path_of(key)); }
-  // Fields added after schema version 1 was first written: absent in older files, read as
-  // `fallback` so those files still load.
-  double optional_number(const std::string& key, double fallback = not_a_number) const {
-    return has(key) ? number(key) : fallback;
-  }
-  int64_t integer(const std::string& key) const {
-    const ojson& v = at(key);
-    if (!v.is_number_integer()) throw input_error(path_of(key), "expected an integer");
-    return v.get<int64_t>();
-  }
-  std::string string(const std::string& key) const {
-    const ojson& v = at(key);
-    if (!v.is_string()) throw input_error(path_of(key), "expected a string");
-    return v.get<std::string>();
-  }
-  bool boolean(const std::string& key) const {
-    const ojson& v = at(key);
-    if (!v.is_boolean()) throw input_error(path_of(key), "expected true or false");
-    return v.get<bool>();
-  }
-  status_kind status(const std::string& key) const {
-    const std::string s = string(key);
-    for (auto k : {status_kind::pass, status_kind::fail, status_kind::skipped, status_kind::oom, status_kind::timeout})
-      if (to_string(k) == s) return k;
-    throw input_error(path_of(key),
-                      fmt::format("unknown status '{}'; expected PASS, FAIL, SKIPPED, OOM or TIMEOUT", s));
-  }
-
-  static double as_number(const ojson& v, const std::string& path) {
-    if (v.is_null()) return not_a_number;
-    if (!v.is_number()) throw input_error(path, "expected a number or null");
-    return v.get<double>();
-  }
-  std::string path_of(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-  std::string display_path() const { return path_.empty() ? "(top level)" : path_; }
-
- private:
-  const ojson& j_;
-  std::string path_;
-};
+status_kind status_from(const reader& r, const std::string& key) {
+  const std::string s = r.string(key);
+  for (auto k : {status_kind::pass, status_kind::fail, status_kind::skipped, status_kind::oom, status_kind::timeout})
+    if (to_string(k) == s) return k;
+  throw input_error(r.path_of(key), fmt::format("unknown status '{}'; expected PASS, FAIL, SKIPPED, OOM or TIMEOUT", s));
+}
 
 std::vector<double> finite(const std::vector<double>& values) {
   std::vector<double> out;
@@ -362,7 +306,7 @@ speedup_summary speedup_from(const reader& r) {
 // per-sample cosines: read as logits with the cosines undefined.
 check_result check_from(const reader& r) {
   check_result c;
-  c.status = r.status("status");
+  c.status = status_from(r, "status");
   c.message = r.string("message");
   if (r.has("output") && !r.at("output").is_null()) {
     const std::string kind = r.string("output");
@@ -514,7 +458,7 @@ variant_result variant_from(const reader& r, int64_t version) {
   v.name = r.string("name");
   v.description = r.string("description");
   v.is_baseline = r.boolean("is_baseline");
-  v.status = r.status("status");
+  v.status = status_from(r, "status");
   v.reason = r.string("reason");
   v.precision = r.string("precision");
   v.compute_dtype = r.has("compute_dtype") ? r.string("compute_dtype") : compute_dtype_of_label(v.precision);
@@ -731,27 +675,7 @@ run_result run_result_from_json(const nlohmann::json& j) { return run_result_fro
 
 run_result load_run_result(const std::filesystem::path& path) {
   const std::string file = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw input_error(file, "cannot read: is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(file, fmt::format("cannot read: {}", std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw input_error(file, fmt::format("cannot read: {}", std::strerror(errno)));
-  ojson j;
-  try {
-    j = ojson::parse(text.str());
-  } catch (const ojson::parse_error& e) {
-    // nlohmann's text is "[json.exception.parse_error.101] parse error at line 3, column 5: …".
-    std::string what = e.what();
-    const auto tag_end = what.find("] ");
-    if (tag_end != std::string::npos) what = what.substr(tag_end + 2);
-    throw input_error(file, "invalid JSON: " + what);
-  } catch (const ojson::out_of_range& e) {  // a number too large for a double, e.g. 1e999
-    std::string what = e.what();
-    const auto tag_end = what.find("] ");
-    throw input_error(file, "invalid JSON: " + (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
-  }
+  const ojson j = read_json_file(path);
   try {
     return is_sweep_json(j) ? flatten_sweep(sweep_result_from_json(j)) : run_result_from_json(j);
   } catch (const input_error& e) {

@@ -339,8 +339,10 @@ bool measure_variants(const config& cfg, scenario_base& scenario, run_result& re
   if (stopped_in_set_up.empty())
     rounds = time_variants(cfg, scenario, variants, progress, agree, res.workload, observer, limits, single_process,
                            from);
-  else if (from)
-    rounds.rounds = from->rounds, rounds.timed_s = from->timed_s;  // stopped again before timing: keep them
+  else if (from) {  // stopped again before timing: the kept rounds still stand
+    rounds.rounds = from->rounds;
+    rounds.timed_s = from->timed_s;
+  }
   if (!scenario.end_of_passes()) return false;
   check_and_report(cfg, scenario, variants, res);
   record_repetitions(cfg.measure, rounds, res);

@@ -47,10 +47,7 @@ struct rate_run {
 
 // One offered rate (or the trace): the load thread (workload/load_generator.hpp) delivers arrivals
 // into an inbox; this thread batches and runs them until every arrival is served or the drain
-// limit passes.
-clock_type::time_point at(clock_type::time_point t0, double s) { return load_time(t0, s); }
-
-// observer (may be null): told of each batch and each completed request, outside the clock's
+// limit passes. observer (may be null): told of each batch and each completed request, outside the clock's
 // spans that matter (between batches).
 rate_run run_rate(const config& cfg, const dataset& data, const variant_config& variant, executor_base& executor,
                   input_assembler& assembler, const std::vector<arrival>& arrivals, run_observer* observer) {
@@ -94,7 +91,7 @@ rate_run run_rate(const config& cfg, const dataset& data, const variant_config& 
     auto formed = queue.poll(elapsed(), /*flush=*/drained);
     if (!formed) {
       if (auto deadline = queue.deadline()) {
-        wake.wait_until(lock, at(t0, *deadline));
+        wake.wait_until(lock, load_time(t0, *deadline));
       } else {
         wake.wait(lock, [&] { return !inbox.empty() || all_arrived; });
       }

@@ -36,7 +36,7 @@ sweep_outcome run_sweep(const config& base, const std::vector<sweep_point>& poin
     if (resume) {
       resume->stopped_point = static_cast<int64_t>(i);
       resume->save_loop.saved = false;
-      const bool resumed_here = i == first && static_cast<int64_t>(i) == resume->point;
+      const bool resumed_here = i == first;  // the point the resume file's state belongs to
       resume->save_loop.from = resumed_here ? resume->state : nullptr;
       resume->save_loop.prior =
           resumed_here && i < resume->prior->points.size() ? &resume->prior->points[i].result : nullptr;
