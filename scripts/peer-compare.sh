@@ -15,9 +15,10 @@
 #
 # attnbench runs the minilm-l6 preset (6 layers, hidden 384, 12 heads) with random weights, fp32,
 # fixed-length samples in static batches (no padding), its naive and SDPA attention and its own
-# CPU kernel (attention custom: kernels/cpu); its figure is the fastest of the three (geometric
-# mean of its timed rounds), outputs checked against each other as in every run. The peers run
-# the same dims (scripts/peer_bench.py).
+# CPU kernel (attention custom: kernels/cpu), with ATen's linears and with weights pre-packed for
+# oneDNN ("linear": "packed", as ONNX Runtime packs its weights at load); its figure is the
+# fastest of the five (geometric mean of its timed rounds), every output checked against the
+# naive baseline's as in every run. The peers run the same dims (scripts/peer_bench.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     --shapes) SHAPES=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --bin) BIN=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "peer-compare: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -77,7 +78,9 @@ attnbench_round() {  # batch length round → one JSON line per attention kind
   "variants": [
     {"name": "naive", "precision": "fp32", "attention": "naive", "batching": {"kind": "static", "batch_size": $b, "padding": "longest"}},
     {"name": "sdpa", "precision": "fp32", "attention": "sdpa", "batching": {"kind": "static", "batch_size": $b, "padding": "longest"}},
-    {"name": "custom", "precision": "fp32", "attention": "custom", "batching": {"kind": "static", "batch_size": $b, "padding": "longest"}}
+    {"name": "custom", "precision": "fp32", "attention": "custom", "batching": {"kind": "static", "batch_size": $b, "padding": "longest"}},
+    {"name": "sdpa-packed", "precision": "fp32", "attention": "sdpa", "linear": "packed", "batching": {"kind": "static", "batch_size": $b, "padding": "longest"}},
+    {"name": "custom-packed", "precision": "fp32", "attention": "custom", "linear": "packed", "batching": {"kind": "static", "batch_size": $b, "padding": "longest"}}
   ],
   "baseline": "naive",
   "output": {"dir": "$dir", "formats": ["json"]}
@@ -140,16 +143,17 @@ lines = [f"# attnbench against transformers and ONNX Runtime", "",
          f"CPU {cpu} ({cpu_id}), features: {features.strip() or 'none detected'}; {threads} threads; {versions}.",
          f"minilm-l6 dims (6 layers, hidden 384, 12 heads, ffn 1536), random weights, fp32, fixed lengths (no padding), "
          f"{batches} batches per pass; {rounds} alternating rounds, each figure the geometric mean over them (samples/s).",
-         "attnbench's figure is its fastest attention (naive, SDPA or its own kernel, custom) at that shape.", "",
-         "| batch × length | attnbench fp32 (best) | attnbench naive | attnbench sdpa | attnbench custom | transformers eager | transformers sdpa | ONNX Runtime | attnbench / transformers sdpa | attnbench / ONNX Runtime |",
-         "|---|---|---|---|---|---|---|---|---|---|"]
+         "attnbench's figure is its fastest variant at that shape: attention naive, SDPA or its own kernel (custom), "
+         "with ATen's linears or with weights pre-packed for oneDNN (packed), all checked against naive.", "",
+         "| batch × length | attnbench fp32 (best) | attnbench naive | attnbench sdpa | attnbench custom | attnbench sdpa packed | attnbench custom packed | transformers eager | transformers sdpa | ONNX Runtime | attnbench / transformers sdpa | attnbench / ONNX Runtime |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 out_rows = []
 for (b, l), t in table.items():
-    best = max(t.get("attnbench-naive", 0), t.get("attnbench-sdpa", 0), t.get("attnbench-custom", 0))
+    best = max(v for e, v in t.items() if e.startswith("attnbench-"))
     hf, ort = t.get("transformers-sdpa"), t.get("onnxruntime")
     f = lambda x: f"{x:.3g}" if x else "n/a"
     lines.append(f"| {b} × {l} | {f(best)} | {f(t.get('attnbench-naive'))} | {f(t.get('attnbench-sdpa'))} | "
-                 f"{f(t.get('attnbench-custom'))} | "
+                 f"{f(t.get('attnbench-custom'))} | {f(t.get('attnbench-sdpa-packed'))} | {f(t.get('attnbench-custom-packed'))} | "
                  f"{f(t.get('transformers-eager'))} | {f(hf)} | {f(ort)} | {best / hf:.2f} | {best / ort:.2f} |")
     out_rows.append({"batch": b, "length": l, "attnbench_best": best, **{k.replace('-', '_'): v for k, v in t.items()},
                      "ratio_transformers_sdpa": best / hf, "ratio_onnxruntime": best / ort})

@@ -71,12 +71,16 @@ const names profile_keys{"skip_first",    "wait",           "warmup",     "activ
 // only a pending variant may carry them (stored, not validated).
 const names technique_keys{"offload", "parallel", "pipeline"};
 const names pipeline_keys{"stages", "micro_batch", "layers", "threads_per_stage"};
-const names variant_keys = [] {
+// A function, not a constant: registered techniques may add keys ("linear"), and they register
+// from other files' static initializers.
+names variant_keys() {
   names keys{"name",         "description", "precision",     "attention",
              "sdpa_backend", "batching",    "checkpointing", "pending"};
   keys.insert(keys.end(), technique_keys.begin(), technique_keys.end());
+  for (const auto& key : technique_option_keys())
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   return keys;
-}();
+}
 // Without a preset these must all be given; the other model fields have BERT defaults.
 const names required_dims{"layers", "hidden", "heads", "vocab_size", "max_positions"};
 
@@ -869,7 +873,7 @@ class config_reader {
 
   variant_config read_variant(const object_reader& v) {
     variant_config vc;
-    v.check_keys(variant_keys);
+    v.check_keys(variant_keys());
     v.require("name");
     assign(vc.name, v.string("name"));
     if (const ordered_json* d = v.find("description")) {
@@ -883,6 +887,7 @@ class config_reader {
     vc.attention = cfg_.model.attention;
     vc.kernel = cfg_.model.kernel;
     read_attention(v, vc.attention, vc.kernel);
+    read_technique_keys(v, vc);
     auto backend = v.enumeration("sdpa_backend", all_backends);
     // A naive or custom variant under an sdpa model default has no backend to inherit.
     vc.backend = backend.value_or(vc.attention != attention_kind::sdpa ? sdpa_backend::auto_select
@@ -953,8 +958,25 @@ class config_reader {
       if (name && to_string(k) == *name) vc.precision = k;
   }
 
+  // Keys registered techniques add beside "precision" ("linear": "packed"): one of their values.
+  void read_technique_keys(const object_reader& v, variant_config& vc) {
+    for (const auto& key : technique_option_keys()) {
+      if (key == "precision" || !v.has(key)) continue;
+      names values;
+      for (const auto* o : technique_options(key)) values.push_back(o->value);
+      if (auto value = v.choice(key, values)) vc.techniques[key] = *value;
+    }
+  }
+
   // What a registered technique's value cannot be combined with, as it declared.
   void check_technique_options(const object_reader& v, const variant_config& vc) {
+    std::vector<std::string> chosen;  // "key": "value" of each registered value the variant chose
+    for (const auto& [key, value] : vc.techniques)
+      if (value.is_string() && find_technique_option(key, value.get<std::string>()))
+        chosen.push_back(fmt::format("{}: {}", quote(key), quote(value.get<std::string>())));
+    if (chosen.size() > 1)
+      v.add(vc.techniques.rbegin()->first,
+            fmt::format("one technique per variant: {} are each run by a technique of their own", join(chosen)));
     for (const auto& [key, value] : vc.techniques) {
       if (!value.is_string()) continue;
       const technique_option* o = find_technique_option(key, value.get<std::string>());
@@ -970,6 +992,11 @@ class config_reader {
       for (const auto& block : o->excludes)
         if (auto it = present.find(block); it != present.end() && it->second)
           v.add(key, fmt::format("{} is not supported together with {} in one variant ({})", what, block, o->summary));
+      const auto& allowed = o->precisions;
+      const std::string precision = vc.precision_auto ? std::string(amp_auto_precision) : to_string(vc.precision);
+      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), precision) == allowed.end())
+        v.add(key, fmt::format("{} runs under precision {} only; this variant's precision is {} ({})", what,
+                               join(allowed), quote(precision), o->summary));
     }
   }
 

@@ -1,5 +1,6 @@
 #include "config/technique_catalog.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <stdexcept>
@@ -41,6 +42,14 @@ std::vector<const technique_option*> technique_options(const std::string& key) {
   std::vector<const technique_option*> out;
   for (const auto& o : catalog())
     if (o.key == key) out.push_back(&o);
+  return out;
+}
+
+std::vector<std::string> technique_option_keys() {
+  const std::lock_guard<std::mutex> lock(catalog_mutex());
+  std::vector<std::string> out;
+  for (const auto& o : catalog())
+    if (std::find(out.begin(), out.end(), o.key) == out.end()) out.push_back(o.key);
   return out;
 }
 

@@ -1,7 +1,8 @@
 // Config values that registered techniques add to the core schema, so a technique can be one file
 // in src/techniques/: it registers its values here (torch-free, read by the config parser) and its
-// executor in techniques/registry.hpp (read by the runner). Today a technique can add values of a
-// variant's "precision" key, e.g. "bf16" (techniques/cast_precision.cpp).
+// executor in techniques/registry.hpp (read by the runner). A technique adds values to a variant's
+// "precision" key, e.g. "bf16" (techniques/cast_precision.cpp), or a key of its own, e.g.
+// "linear": "packed" (techniques/packed_linear.cpp). A variant may choose one registered value.
 #pragma once
 
 #include <string>
@@ -10,14 +11,18 @@
 namespace attnbench {
 
 struct technique_option {
-  std::string key;          // the variant key it adds a value to: "precision"
+  std::string key;          // the variant key it adds a value to: "precision", or a new key ("linear")
   std::string value;        // "bf16"
   std::string technique;    // the technique that runs it: its name in techniques/registry.hpp
   std::string summary;      // one line: what choosing it does
-  double default_tolerance = 0;  // relative-L2 bound against the baseline; check.tolerances.<value> overrides
+  // Relative-L2 bound against the baseline; check.tolerances.<value> overrides. "precision" values
+  // only: a value of another key runs under the variant's core precision and takes its tolerance.
+  double default_tolerance = 0;
   std::vector<std::string> scenarios;  // the scenarios it runs in ("offline", "server", "train")
   // Variant blocks it cannot be combined with ("offload", "parallel", "pipeline", …).
   std::vector<std::string> excludes;
+  // The core precisions ("fp32", "amp-bf16", ...) it runs under; empty: any. Not for "precision" values.
+  std::vector<std::string> precisions;
   bool torchscript = false;  // applies to a TorchScript model (which has its own weights and dtype)
 };
 
@@ -30,5 +35,8 @@ const technique_option* find_technique_option(const std::string& key, const std:
 
 // Every option of `key`, in registration order.
 std::vector<const technique_option*> technique_options(const std::string& key);
+
+// The keys options were registered for, each once, in registration order.
+std::vector<std::string> technique_option_keys();
 
 }  // namespace attnbench

@@ -9,6 +9,7 @@
 #include "core/sdpa_backend_guard.hpp"
 #include "kernels/kernel_catalog.hpp"
 #include "model/attention_impls.hpp"
+#include "model/packed_linear.hpp"
 
 namespace attnbench {
 
@@ -65,7 +66,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const attention
   torch::Tensor q, k, v;
   {
     RECORD_USER_SCOPE("attention.qkv_proj");
-    auto qkv = qkv_(x)                                             // (B, S, 3H)
+    auto qkv = linear_forward(qkv_, qkv_packed_, x)                // (B, S, 3H)
                    .view({batch, seq, 3, heads_, head_dim_})       // (B, S, 3, h, d)
                    .permute({2, 0, 3, 1, 4});                      // (3, B, h, S, d)
     q = qkv[0];
@@ -77,7 +78,12 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const attention
                                                                : sdpa_core(q, k, v, mask, how);  // (B, h, S, d)
   RECORD_USER_SCOPE("attention.out_proj");
   context = context.transpose(1, 2).reshape({batch, seq, hidden_});  // (B, S, H)
-  return out_proj_(context);
+  return linear_forward(out_proj_, out_packed_, context);
+}
+
+void SelfAttentionImpl::pack_linears() {
+  qkv_packed_ = pack_linear_weight(qkv_->weight);
+  out_packed_ = pack_linear_weight(out_proj_->weight);
 }
 
 torch::Tensor SelfAttentionImpl::naive_core(const torch::Tensor& q, const torch::Tensor& k,

@@ -3,6 +3,7 @@
 #include <ATen/record_function.h>
 
 #include "common/hash.hpp"
+#include "model/packed_linear.hpp"
 
 namespace attnbench {
 namespace {
@@ -57,10 +58,16 @@ torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const attention_
   {
     RECORD_USER_SCOPE("ffn");
     // Exact (erf) GELU, as BERT uses.
-    f = dropout_(ffn_out_(torch::gelu(ffn_in_(h))));  // (B, S, H)
+    f = dropout_(linear_forward(ffn_out_, ffn_out_packed_, linear_forward(ffn_in_, ffn_in_packed_, h, true)));
   }
   RECORD_USER_SCOPE("layernorm");
   return ffn_norm_(h + f);
+}
+
+void EncoderLayerImpl::pack_linears() {
+  attention_->pack_linears();
+  ffn_in_packed_ = pack_linear_weight(ffn_in_->weight);
+  ffn_out_packed_ = pack_linear_weight(ffn_out_->weight);
 }
 
 EncoderClassifierImpl::EncoderClassifierImpl(const model_config& cfg) : cfg_(cfg) {
@@ -129,6 +136,11 @@ void EncoderClassifierImpl::set_dropout(double p) {
     if (auto* d = m->as<torch::nn::Dropout>()) d->options.p(p);
     if (auto* a = m->as<SelfAttention>()) a->set_dropout(p);
   }
+}
+
+void EncoderClassifierImpl::pack_linears() {
+  torch::NoGradGuard no_grad;
+  for (int64_t i = 0; i < num_layers(); ++i) layer(i)->pack_linears();
 }
 
 void EncoderClassifierImpl::init_weights(uint64_t seed) {

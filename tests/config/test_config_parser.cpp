@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "config/config_defaults.hpp"
+#include "config/technique_catalog.hpp"
 
 using namespace attnbench;
 using Catch::Matchers::Contains;
@@ -415,9 +416,13 @@ TEST_CASE("unknown keys name the closest known key", "[config]") {
   }
   SECTION("nothing close: list the allowed keys") {
     doc["variants"][0]["bogus_kye"] = 1;
+    // Then the keys registered techniques add (none in a build without src/techniques/).
+    std::string registered;
+    for (const auto& key : technique_option_keys())
+      if (key != "precision") registered += ", " + key;
     CHECK(only_problem(doc, "variants[0].bogus_kye") ==
           "unknown key; allowed keys: name, description, precision, attention, sdpa_backend, "
-          "batching, checkpointing, pending, offload, parallel, pipeline");
+          "batching, checkpointing, pending, offload, parallel, pipeline" + registered);
   }
   SECTION("tolerances are keyed by precision") {
     doc["check"] = {{"tolerances", {{"amp-bf61", 0.1}}}};

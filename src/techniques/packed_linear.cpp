@@ -1,0 +1,92 @@
+// "linear": "packed": every encoder linear on weights pre-packed once for this CPU's GEMM, as ONNX
+// Runtime does when it loads a model (and TorchInductor when it freezes one): an ATen linear hands
+// MKL a plain weight and MKL packs it again on every call, which costs 10-30% at BERT-base-like
+// shapes on a Zen 3 (results/cpu-peer-compare-zen3/: 1024 × 384 × 1152 ran at 121 GFLOP/s plain,
+// 141 pre-packed); the FFN's bias and GELU are fused into its first GEMM. fp32 on the CPU, inference.
+//
+// The whole technique is this file and model/packed_linear.hpp (the oneDNN calls the encoder's
+// linear sites make once weights are packed): its config value (config/technique_catalog.hpp), its
+// executor (techniques/registry.hpp) and its metrics (core/metric.hpp).
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "config/technique_catalog.hpp"
+#include "core/executor.hpp"
+#include "model/encoder.hpp"
+#include "model/packed_linear.hpp"
+#include "techniques/registry.hpp"
+
+namespace attnbench {
+namespace {
+
+constexpr const char* technique_name = "packed-linear";
+
+class packed_executor : public executor_base {
+ public:
+  packed_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal)
+      : how_{v.attention, v.backend, causal, v.kernel} {
+    const auto t0 = std::chrono::steady_clock::now();
+    // A copy: the run's model is shared by every variant and keeps its ATen linears.
+    packed_ = replicate(model, device);
+    packed_->pack_linears();
+    pack_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+ protected:
+  torch::Tensor do_forward(const batch& b) override {
+    packed_->set_attention(how_);
+    // A batch without padding passes no mask, as the plain executor does (SDPA's mask-free kernels).
+    const bool padded = b.real_tokens < b.input_ids.numel();
+    return packed_->forward(b.input_ids, padded ? b.padding_mask : torch::Tensor());
+  }
+
+  void do_annotate(variant_result& r) override {
+    set_metric(r.metrics, {"pack_ms", pack_ms_, metric_unit::ms, metric_direction::lower_is_better, technique_name,
+                           "one-off time to copy the model and pre-pack its linear weights for oneDNN, before "
+                           "any pass (not in the timed passes)",
+                           ""});
+  }
+
+ private:
+  attention_settings how_;
+  EncoderClassifier packed_{nullptr};
+  double pack_ms_ = 0;
+};
+
+class packed_linear : public technique {
+ public:
+  std::string name() const override { return technique_name; }
+  std::string precision_label(const variant_config&) const override { return "fp32"; }
+  std::string compute_dtype(const variant_config&) const override { return "fp32"; }
+  std::string describe(const variant_config&) const override {
+    return "linears on weights pre-packed once for oneDNN, bias and GELU fused (fp32)";
+  }
+  std::optional<std::string> skip_reason(const variant_config&, torch::Device device) const override {
+    if (!device.is_cpu())
+      return fmt::format("\"linear\": \"packed\" runs on the CPU only (oneDNN's CPU GEMM); this run's device is {}",
+                         device.str());
+    return packed_linear_unavailable();
+  }
+  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device, const variant_config& v,
+                                               bool causal) const override {
+    return std::make_unique<packed_executor>(model, device, v, causal);
+  }
+};
+
+const bool registered = [] {
+  technique_option o;
+  o.key = "linear";
+  o.value = "packed";
+  o.technique = technique_name;
+  o.summary = "runs a copy of the model with its linear weights pre-packed for oneDNN (fp32, CPU, inference)";
+  o.scenarios = {"offline", "server"};
+  o.excludes = {"offload", "parallel", "pipeline"};
+  o.precisions = {"fp32"};
+  register_technique_option(o);
+  register_technique(std::make_unique<packed_linear>());
+  return true;
+}();
+
+}  // namespace
+}  // namespace attnbench

@@ -1,0 +1,159 @@
+// "linear": "packed" (techniques/packed_linear.cpp, model/packed_linear.hpp), validated against
+// ATen's linears before any timing: the packed GEMM with its fused bias and GELU, the whole model
+// under each attention core, the config rules, and a run that checks it against the baseline.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "config/config_parser.hpp"
+#include "model/packed_linear.hpp"
+#include "runner/executor_base.hpp"
+#include "runner/runner.hpp"
+#include "runner/variant_traits.hpp"
+#include "techniques/registry.hpp"
+#include "test_support.hpp"
+
+using namespace attnbench;
+using nlohmann::ordered_json;
+
+namespace {
+
+double rel_l2(const torch::Tensor& a, const torch::Tensor& b) { return ((a - b).norm() / b.norm()).item<double>(); }
+
+ordered_json packed_run() {
+  return ordered_json::parse(R"({
+  "name": "packed-test",
+  "model": {"preset": "bert-tiny", "seed": 7},
+  "workload": {"samples": 10, "lengths": {"kind": "uniform", "min": 4, "max": 24}, "max_length": 32, "seed": 3},
+  "measure": {"warmup": 1, "repetitions": 2},
+  "device": "cpu",
+  "variants": [
+    {"name": "naive", "attention": "naive", "batching": {"batch_size": 4, "padding": "longest"}},
+    {"name": "naive-packed", "attention": "naive", "linear": "packed", "batching": {"batch_size": 4, "padding": "longest"}},
+    {"name": "sdpa-packed", "attention": "sdpa", "linear": "packed", "batching": {"batch_size": 4, "padding": "longest"}},
+    {"name": "custom-packed", "attention": "custom", "linear": "packed", "batching": {"batch_size": 4, "padding": "longest"}}
+  ],
+  "baseline": "naive",
+  "output": {"dir": "unused"}
+})");
+}
+
+std::string problem_at(const ordered_json& doc, const std::string& path) {
+  const auto ps = testing::problems_of(doc);
+  INFO("problems: " << (ps.empty() ? std::string("none") : input_error(ps).what()));
+  for (const auto& p : ps)
+    if (p.path == path) return p.message;
+  FAIL("no problem at " << path);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("packed linear: the oneDNN GEMM with fused bias and GELU matches ATen's", "[techniques][packed]") {
+  REQUIRE_FALSE(packed_linear_unavailable().has_value());
+  torch::InferenceMode guard;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(11);
+  // Odd sizes (no multiple of a vector width) and a 3-D input, as the encoder passes (B, S, H).
+  const auto w = at::randn({19, 37}, gen);
+  const auto b = at::randn({19}, gen);
+  const auto x = at::randn({3, 5, 37}, gen);
+  const auto packed = pack_linear_weight(w);
+  const auto plain = torch::nn::functional::linear(x, w, b);
+  const auto y = packed_linear(x, packed, b, false);
+  REQUIRE(y.sizes() == plain.sizes());
+  CHECK(rel_l2(y, plain) < 1e-6);
+  CHECK(rel_l2(packed_linear(x, packed, b, true), torch::gelu(plain)) < 1e-6);  // exact (erf) GELU
+  CHECK(rel_l2(packed_linear(x, packed, torch::Tensor(), false), torch::nn::functional::linear(x, w)) < 1e-6);
+  // Not the tanh approximation: the two differ by far more than the bound above.
+  CHECK(rel_l2(torch::gelu(plain, "tanh"), torch::gelu(plain)) > 1e-5);
+  CHECK_THROWS_WITH(pack_linear_weight(w.to(torch::kDouble)), Catch::Contains("float32 on the CPU"));
+}
+
+TEST_CASE("packed linear: registered, fp32, and its config rules", "[techniques][packed][config]") {
+  const config cfg = testing::parse(packed_run());
+  const variant_config& v = *find_variant(cfg, "sdpa-packed");
+  const technique* t = technique_for(v);
+  REQUIRE(t != nullptr);
+  CHECK(t->name() == "packed-linear");
+  CHECK(technique_for(*find_variant(cfg, "naive")) == nullptr);
+  CHECK(precision_label(v) == "fp32");
+  CHECK(compute_dtype_name(v) == "fp32");
+  CHECK(tolerance_for(cfg, v) == tolerance_for(cfg, *find_variant(cfg, "naive")));
+  CHECK(t->skip_reason(v, torch::kCPU) == std::nullopt);
+  const auto on_gpu = t->skip_reason(v, torch::Device(torch::kCUDA, 0));
+  REQUIRE(on_gpu.has_value());
+  CHECK(on_gpu->find("CPU only") != std::string::npos);
+
+  auto doc = packed_run();
+  SECTION("a value it does not have") {
+    doc["variants"][2]["linear"] = "pakced";
+    CHECK(problem_at(doc, "variants[2].linear") == "expected one of packed; got \"pakced\"");
+  }
+  SECTION("a precision other than fp32") {
+    doc["variants"][2]["precision"] = "amp-bf16";
+    CHECK(problem_at(doc, "variants[2].linear") ==
+          "\"linear\" \"packed\" runs under precision fp32 only; this variant's precision is \"amp-bf16\" (runs a "
+          "copy of the model with its linear weights pre-packed for oneDNN (fp32, CPU, inference))");
+  }
+  SECTION("another registered technique in the same variant") {
+    doc["variants"][2]["precision"] = "bf16";
+    CHECK(problem_at(doc, "variants[2].precision").find("one technique per variant") != std::string::npos);
+  }
+  SECTION("a block it cannot be combined with") {
+    doc["variants"][2]["offload"] = {{"target", "cpu"}};
+    CHECK(problem_at(doc, "variants[2].linear").find("not supported together with offload") != std::string::npos);
+  }
+}
+
+TEST_CASE("packed linear: the executor's outputs match the ATen model under every attention core",
+          "[techniques][packed]") {
+  const config cfg = testing::parse(packed_run());
+  torch::InferenceMode guard;
+  EncoderClassifier model(cfg.model);
+  model->init_weights(cfg.model.seed);
+  model->eval();
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  batch b;
+  b.input_ids = at::randint(1000, 30000, {3, 20}, gen, torch::kLong);
+  b.padding_mask = torch::ones({3, 20}, torch::kBool);
+  b.padding_mask.index_put_({2, torch::indexing::Slice(9, 20)}, false);
+  b.real_tokens = b.padding_mask.sum().item<int64_t>();
+  b.padded_length = 20;
+  b.sample_index = {0, 1, 2};
+  const std::string checksum = weight_checksum(*model);
+  for (const char* name : {"naive-packed", "sdpa-packed", "custom-packed"}) {
+    const variant_config& v = *find_variant(cfg, name);
+    model->set_attention({v.attention, v.backend, false, v.kernel});
+    const auto reference = model->forward(b.input_ids, b.padding_mask);
+    auto exec = make_executor(model, torch::kCPU, v, false);
+    const auto out = exec->forward(b);
+    INFO(name);
+    REQUIRE(out.sizes() == reference.sizes());
+    CHECK(rel_l2(out, reference) < 1e-5);  // fp32 either way: only the GEMMs' summation order differs
+    variant_result r;
+    exec->annotate(r);
+    const metric* pack = find_metric(r.metrics, "pack_ms");
+    REQUIRE(pack != nullptr);
+    CHECK(pack->value > 0);
+  }
+  CHECK(weight_checksum(*model) == checksum);  // the shared model is untouched
+}
+
+TEST_CASE("packed linear: a run checks it against the baseline, and a perturbed one fails",
+          "[techniques][packed][runner]") {
+  const config cfg = testing::parse(packed_run());
+  run_options opts;
+  opts.measure_ceilings = false;
+  opts.perturb_variant = "sdpa-packed";
+  const run_result r = run_experiment(cfg, opts).result;
+  REQUIRE(r.variants.size() == 4);
+  for (const auto& v : r.variants) {
+    INFO(v.name << ": " << v.reason);
+    CHECK(v.status == (v.name == "sdpa-packed" ? status_kind::fail : status_kind::pass));
+    if (v.name != "naive") {
+      CHECK(v.precision == "fp32");
+      CHECK(v.description.find("pre-packed") != std::string::npos);
+      CHECK(find_metric(v.metrics, "pack_ms") != nullptr);
+    }
+  }
+}
