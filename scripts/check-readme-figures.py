@@ -18,7 +18,8 @@ A figure is checked when a marker says where it comes from:
 
   Each body row's cells are read against the template's: {=PATH} cells select the JSON row
   whose PATH equals the cell's text (the rows are the file's "variants"; for a sweep, every
-  point's variants, with the point's "params"); {PATH} is a figure, PATH a dotted path into that
+  point's variants, with the point's "params"; for scripts/peer-compare.sh's peers.json, its
+  "table", one row per batch × length); {PATH} is a figure, PATH a dotted path into that
   row (list items by index: parallel.workers.0.samples), optionally with a unit after a colon:
   {PATH:percent} (the JSON holds a fraction, the README a percentage), {PATH:MiB} (bytes in the
   JSON), {PATH:inverse} (1 / the value: a time ratio from a speedup). A cell without digits
@@ -93,6 +94,8 @@ class checker:
         if doc.get("kind") == "sweep":
             return [dict(v, params=p.get("params", {})) for p in doc.get("points", [])
                     for v in p.get("result", {}).get("variants", [])]
+        if "variants" not in doc and isinstance(doc.get("table"), list):
+            return list(doc["table"])  # scripts/peer-compare.sh's peers.json: one row per shape
         return list(doc.get("variants", []))
 
     @staticmethod

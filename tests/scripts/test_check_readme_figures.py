@@ -38,7 +38,7 @@ class check_readme_figures(unittest.TestCase):
     def test_right_figures_pass(self):
         r = self.run_script()
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("12 figures in README.md match results/", r.stdout)
+        self.assertIn("15 figures in README.md match results/", r.stdout)
 
     def test_a_wrong_table_figure_fails_naming_it_and_the_value_to_write(self):
         self.replace("| amp | 8.48 | 1.68× | 1.66–1.72 | 26.4% |", "| amp | 8.48 | 1.70× | 1.66–1.72 | 26.4% |")
@@ -47,7 +47,15 @@ class check_readme_figures(unittest.TestCase):
         line = self.line_of("  | amp | 8.48 | 1.70× | 1.66–1.72 | 26.4% |")
         self.assertIn(f"README.md:{line}: results/demo/results.json: name=amp: speedup.median: "
                       "README says 1.70, results.json says 1.68 (1.67894)", r.stderr)
-        self.assertIn("1 problems in 12 checked figures", r.stderr)
+        self.assertIn("1 problems in 15 checked figures", r.stderr)
+
+    def test_a_peer_comparison_figure_is_read_from_its_table_rows(self):
+        # peers.json (scripts/peer-compare.sh) has a "table" of shapes, not "variants".
+        self.replace("| 1 | 128 | 34.8 | 1.22 |", "| 1 | 128 | 34.8 | 1.25 |")
+        r = self.run_script()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("results/peers/peers.json: batch=1, length=128: ratio_onnxruntime: "
+                      "README says 1.25, results.json says 1.22 (1.2171)", r.stderr)
 
     def test_precision_is_the_printed_one(self):
         # 26.4% would be wrong written as 26.3%; 1.51 (1.514966) wrong as 1.52; 2.5e-2 wrong as 2.4e-2.
