@@ -1,8 +1,9 @@
 // "linear": "packed": every encoder linear on weights pre-packed once for this CPU's GEMM, as ONNX
 // Runtime does when it loads a model (and TorchInductor when it freezes one): an ATen linear hands
-// MKL a plain weight and MKL packs it again on every call, which costs 10-30% at BERT-base-like
-// shapes on a Zen 3 (results/cpu-peer-compare-zen3/: 1024 × 384 × 1152 ran at 121 GFLOP/s plain,
-// 141 pre-packed); the FFN's bias and GELU are fused into its first GEMM. fp32 on the CPU, inference.
+// MKL a plain weight and MKL packs it again on every call: on a Zen 3 a minilm layer's four GEMMs at
+// 1024 rows ran 1.37× faster pre-packed (results/cpu-peer-gemm-zen3/, scripts/peer_gemm.py), and
+// the model 1.08-1.18× (results/cpu-peer-compare-zen3-packed-r5/). The FFN's bias and GELU are fused
+// into its first GEMM. fp32 on the CPU, inference.
 //
 // The whole technique is this file and model/packed_linear.hpp (the oneDNN calls the encoder's
 // linear sites make once weights are packed): its config value (config/technique_catalog.hpp), its
