@@ -13,6 +13,7 @@
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
 #include "runner/variant_traits.hpp"
+#include "techniques/executor_batch.hpp"
 #include "techniques/registry.hpp"
 #include "test_support.hpp"
 
@@ -72,16 +73,7 @@ void check_cast_executor(torch::Device device, const std::string& precision) {
   auto exec = make_executor(model, device, *find_variant(cfg, precision), false);
   for (const auto& p : model->parameters()) CHECK(p.scalar_type() == torch::kFloat);
 
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
-  batch b;
-  b.input_ids = at::randint(1000, 30000, {3, 20}, gen, torch::kLong);
-  b.padding_mask = torch::ones({3, 20}, torch::kBool);
-  b.padding_mask.index_put_({2, torch::indexing::Slice(9, 20)}, false);
-  b.real_tokens = b.padding_mask.sum().item<int64_t>();
-  b.padded_length = 20;
-  b.sample_index = {0, 1, 2};
-  b.input_ids = b.input_ids.to(device);
-  b.padding_mask = b.padding_mask.to(device);
+  const batch b = testing::padded_batch(5, 20, 2, 9, device);
   const auto reference = model->forward(b.input_ids, b.padding_mask);
   const auto out = exec->forward(b);
   CHECK(out.scalar_type() == torch::kFloat);

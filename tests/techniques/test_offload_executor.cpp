@@ -15,6 +15,7 @@
 #include "runner/executor_base.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/runner.hpp"
+#include "techniques/executor_batch.hpp"
 #include "test_support.hpp"
 
 using namespace attnbench;
@@ -28,19 +29,7 @@ model_config four_layers() {
   return m;
 }
 
-batch random_batch(torch::Device device) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(11);
-  batch b;
-  b.input_ids = at::randint(1000, 30000, {3, 24}, gen, torch::kLong);
-  b.padding_mask = torch::ones({3, 24}, torch::kBool);
-  b.padding_mask.index_put_({1, torch::indexing::Slice(10, 24)}, false);
-  b.real_tokens = b.padding_mask.sum().item<int64_t>();
-  b.padded_length = 24;
-  b.sample_index = {0, 1, 2};
-  b.input_ids = b.input_ids.to(device);
-  b.padding_mask = b.padding_mask.to(device);
-  return b;
-}
+batch random_batch(torch::Device device) { return testing::padded_batch(11, 24, 1, 10, device); }
 
 variant_config offload_variant(int64_t prefetch, const std::string& target) {
   variant_config v;

@@ -10,6 +10,7 @@
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
 #include "runner/variant_traits.hpp"
+#include "techniques/executor_batch.hpp"
 #include "techniques/registry.hpp"
 #include "test_support.hpp"
 
@@ -112,14 +113,7 @@ TEST_CASE("packed linear: the executor's outputs match the ATen model under ever
   EncoderClassifier model(cfg.model);
   model->init_weights(cfg.model.seed);
   model->eval();
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
-  batch b;
-  b.input_ids = at::randint(1000, 30000, {3, 20}, gen, torch::kLong);
-  b.padding_mask = torch::ones({3, 20}, torch::kBool);
-  b.padding_mask.index_put_({2, torch::indexing::Slice(9, 20)}, false);
-  b.real_tokens = b.padding_mask.sum().item<int64_t>();
-  b.padded_length = 20;
-  b.sample_index = {0, 1, 2};
+  const batch b = testing::padded_batch(5, 20, 2, 9);
   const std::string checksum = weight_checksum(*model);
   for (const char* name : {"naive-packed", "sdpa-packed", "custom-packed"}) {
     const variant_config& v = *find_variant(cfg, name);
