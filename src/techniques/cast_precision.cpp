@@ -7,14 +7,11 @@
 // The whole technique is this file: its config values and tolerance (config/technique_catalog.hpp),
 // its executor (techniques/registry.hpp), and its metrics (core/metric.hpp), which every report
 // renders without knowing it.
-#include <chrono>
-
 #include <fmt/format.h>
 
 #include "config/technique_catalog.hpp"
-#include "core/device.hpp"
-#include "core/executor.hpp"
 #include "model/encoder.hpp"
+#include "techniques/model_copy_executor.hpp"
 #include "techniques/registry.hpp"
 
 namespace attnbench {
@@ -43,46 +40,31 @@ int64_t parameter_bytes(const torch::nn::Module& m) {
   return n;
 }
 
-class cast_executor : public executor_base {
+class cast_executor : public model_copy_executor {
  public:
   cast_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal)
-      : dtype_name_(name_of(v)), how_{v.attention, v.backend, causal, v.kernel} {
-    fp32_bytes_ = parameter_bytes(*model);
-    const auto t0 = std::chrono::steady_clock::now();
-    // A copy: the run's model is shared by every variant and stays fp32.
-    cast_ = replicate(model, device);
-    cast_->to(dtype_of(v));
-    synchronize(device);
-    cast_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    cast_bytes_ = parameter_bytes(*cast_);
-  }
+      : model_copy_executor(model, device, v, causal, [&v](EncoderClassifier& copy) { copy->to(dtype_of(v)); }),
+        dtype_name_(name_of(v)),
+        fp32_bytes_(parameter_bytes(*model)),
+        cast_bytes_(parameter_bytes(*copy())) {}
 
  protected:
-  torch::Tensor do_forward(const batch& b) override {
-    cast_->set_attention(how_);
-    // A batch without padding passes no mask, as the plain executor does (SDPA's mask-free kernels).
-    const bool padded = b.real_tokens < b.input_ids.numel();
-    return cast_->forward(b.input_ids, padded ? b.padding_mask : torch::Tensor());  // float32 (B, C)
-  }
-
   void do_annotate(variant_result& r) override {
     set_metric(r.metrics, {"cast_weight_bytes", static_cast<double>(cast_bytes_), metric_unit::bytes,
                            metric_direction::lower_is_better, technique_name,
                            fmt::format("parameters held in {} (the fp32 model's: {:.1f} MiB)", dtype_name_,
                                        static_cast<double>(fp32_bytes_) / (1024.0 * 1024.0)),
                            ""});
-    set_metric(r.metrics, {"cast_ms", cast_ms_, metric_unit::ms, metric_direction::lower_is_better, technique_name,
+    set_metric(r.metrics, {"cast_ms", prepare_ms(), metric_unit::ms, metric_direction::lower_is_better,
+                           technique_name,
                            "one-off time to copy and cast the weights, before any pass (not in the timed passes)",
                            ""});
   }
 
  private:
   std::string dtype_name_;
-  attention_settings how_;
-  EncoderClassifier cast_{nullptr};
   int64_t fp32_bytes_ = 0;
   int64_t cast_bytes_ = 0;
-  double cast_ms_ = 0;
 };
 
 class cast_precision : public technique {

@@ -8,14 +8,12 @@
 // The whole technique is this file and model/packed_linear.hpp (the oneDNN calls the encoder's
 // linear sites make once weights are packed): its config value (config/technique_catalog.hpp), its
 // executor (techniques/registry.hpp) and its metrics (core/metric.hpp).
-#include <chrono>
-
 #include <fmt/format.h>
 
 #include "config/technique_catalog.hpp"
-#include "core/executor.hpp"
 #include "model/encoder.hpp"
 #include "model/packed_linear.hpp"
+#include "techniques/model_copy_executor.hpp"
 #include "techniques/registry.hpp"
 
 namespace attnbench {
@@ -23,36 +21,19 @@ namespace {
 
 constexpr const char* technique_name = "packed-linear";
 
-class packed_executor : public executor_base {
+class packed_executor : public model_copy_executor {
  public:
   packed_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal)
-      : how_{v.attention, v.backend, causal, v.kernel} {
-    const auto t0 = std::chrono::steady_clock::now();
-    // A copy: the run's model is shared by every variant and keeps its ATen linears.
-    packed_ = replicate(model, device);
-    packed_->pack_linears();
-    pack_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
+      : model_copy_executor(model, device, v, causal, [](EncoderClassifier& copy) { copy->pack_linears(); }) {}
 
  protected:
-  torch::Tensor do_forward(const batch& b) override {
-    packed_->set_attention(how_);
-    // A batch without padding passes no mask, as the plain executor does (SDPA's mask-free kernels).
-    const bool padded = b.real_tokens < b.input_ids.numel();
-    return packed_->forward(b.input_ids, padded ? b.padding_mask : torch::Tensor());
-  }
-
   void do_annotate(variant_result& r) override {
-    set_metric(r.metrics, {"pack_ms", pack_ms_, metric_unit::ms, metric_direction::lower_is_better, technique_name,
+    set_metric(r.metrics, {"pack_ms", prepare_ms(), metric_unit::ms, metric_direction::lower_is_better,
+                           technique_name,
                            "one-off time to copy the model and pre-pack its linear weights for oneDNN, before "
                            "any pass (not in the timed passes)",
                            ""});
   }
-
- private:
-  attention_settings how_;
-  EncoderClassifier packed_{nullptr};
-  double pack_ms_ = 0;
 };
 
 class packed_linear : public technique {
