@@ -971,12 +971,23 @@ class config_reader {
   // What a registered technique's value cannot be combined with, as it declared.
   void check_technique_options(const object_reader& v, const variant_config& vc) {
     std::vector<std::string> chosen;  // "key": "value" of each registered value the variant chose
+    std::vector<const technique_option*> options;
     for (const auto& [key, value] : vc.techniques)
-      if (value.is_string() && find_technique_option(key, value.get<std::string>()))
-        chosen.push_back(fmt::format("{}: {}", quote(key), quote(value.get<std::string>())));
-    if (chosen.size() > 1)
+      if (value.is_string())
+        if (const technique_option* o = find_technique_option(key, value.get<std::string>())) {
+          chosen.push_back(fmt::format("{}: {}", quote(key), quote(value.get<std::string>())));
+          options.push_back(o);
+        }
+    if (options.size() > 1 && !owning_option(options)) {
+      // What each of them does combine with, so the message says what would work.
+      std::vector<std::string> combinable;
+      for (const auto* o : options)
+        for (const auto& [key, value] : o->combines_with)
+          combinable.push_back(fmt::format("{} {} with {} {}", quote(o->key), quote(o->value), quote(key), quote(value)));
       v.add(vc.techniques.rbegin()->first,
-            fmt::format("one technique per variant: {} are each run by a technique of their own", join(chosen)));
+            fmt::format("one technique per variant: {} are each run by a technique of their own{}", join(chosen),
+                        combinable.empty() ? "" : fmt::format(" (combinable: {})", join(combinable))));
+    }
     for (const auto& [key, value] : vc.techniques) {
       if (!value.is_string()) continue;
       const technique_option* o = find_technique_option(key, value.get<std::string>());

@@ -37,6 +37,17 @@ const technique_option* find_technique_option(const std::string& key, const std:
   return nullptr;
 }
 
+const technique_option* owning_option(const std::vector<const technique_option*>& chosen) {
+  for (const technique_option* o : chosen) {
+    const bool covers_others = std::all_of(chosen.begin(), chosen.end(), [o](const technique_option* other) {
+      return other == o || std::find(o->combines_with.begin(), o->combines_with.end(),
+                                     std::make_pair(other->key, other->value)) != o->combines_with.end();
+    });
+    if (covers_others) return o;
+  }
+  return nullptr;
+}
+
 std::vector<const technique_option*> technique_options(const std::string& key) {
   const std::lock_guard<std::mutex> lock(catalog_mutex());
   std::vector<const technique_option*> out;

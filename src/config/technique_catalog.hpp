@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnbench {
@@ -23,6 +24,11 @@ struct technique_option {
   std::vector<std::string> excludes;
   // The core precisions ("fp32", "amp-bf16", ...) it runs under; empty: any. Not for "precision" values.
   std::vector<std::string> precisions;
+  // Other registered values a variant may choose beside this one, as (key, value): the variant is
+  // then run by this option's technique, which applies both ("linear": "packed" with "precision":
+  // "bf16": a bf16 cast whose linears are pre-packed). Any other pair of registered values in one
+  // variant is refused (one technique per variant).
+  std::vector<std::pair<std::string, std::string>> combines_with;
   bool torchscript = false;  // applies to a TorchScript model (which has its own weights and dtype)
 };
 
@@ -32,6 +38,11 @@ void register_technique_option(technique_option option);
 
 // The option registered for (key, value), or null.
 const technique_option* find_technique_option(const std::string& key, const std::string& value);
+
+// Of the registered options a variant chose (one per key), the one whose technique runs it: the only
+// one, or the one that combines with every other (technique_option::combines_with); null when
+// none does (the parser refuses such a variant) or the list is empty.
+const technique_option* owning_option(const std::vector<const technique_option*>& chosen);
 
 // Every option of `key`, in registration order.
 std::vector<const technique_option*> technique_options(const std::string& key);

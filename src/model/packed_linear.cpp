@@ -2,6 +2,8 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <algorithm>
+
 namespace attnbench {
 namespace {
 
@@ -29,9 +31,27 @@ std::optional<std::string> packed_linear_unavailable() {
   return std::nullopt;
 }
 
+std::optional<std::string> packed_dtype_unavailable(const std::string& dtype,
+                                                    const std::vector<std::string>& cpu_features) {
+  const auto has = [&](const char* f) {
+    return std::find(cpu_features.begin(), cpu_features.end(), f) != cpu_features.end();
+  };
+  if (dtype == "fp32") return std::nullopt;
+  if (dtype == "bf16") {
+    if (has("avx512_bf16") || has("amx_bf16")) return std::nullopt;
+    std::string seen;
+    for (const auto& f : cpu_features) seen += (seen.empty() ? "" : " ") + f;
+    return "pre-packed bf16 linears need a CPU with avx512_bf16 or amx_bf16 (oneDNN's bf16 GEMM); this CPU has " +
+           (seen.empty() ? std::string("none of the features attnbench reads") : seen);
+  }
+  return "pre-packed linears run in fp32 or bf16 only, not " + dtype;
+}
+
 torch::Tensor pack_linear_weight(const torch::Tensor& weight) {
-  TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == torch::kFloat && weight.device().is_cpu(),
-              "packed linear: weights must be 2-D float32 on the CPU; got ", weight.sizes(), " ",
+  TORCH_CHECK(weight.dim() == 2 &&
+                  (weight.scalar_type() == torch::kFloat || weight.scalar_type() == torch::kBFloat16) &&
+                  weight.device().is_cpu(),
+              "packed linear: weights must be 2-D float32 or bfloat16 on the CPU; got ", weight.sizes(), " ",
               weight.scalar_type(), " on ", weight.device());
   static const c10::OperatorHandle op = op_or_throw(reorder_op);
   torch::jit::Stack stack{weight.detach().contiguous(), c10::IValue()};  // batch_size: none (any)
@@ -42,9 +62,10 @@ torch::Tensor pack_linear_weight(const torch::Tensor& weight) {
 torch::Tensor packed_linear(const torch::Tensor& x, const torch::Tensor& packed_weight, const torch::Tensor& bias,
                             bool gelu) {
   static const c10::OperatorHandle op = op_or_throw(linear_op);
+  const torch::Tensor input = x.scalar_type() == packed_weight.scalar_type() ? x : x.to(packed_weight.scalar_type());
   // attr "gelu" with algorithm "none" is the exact (erf) GELU, torch::gelu's default; attr "none"
   // takes no algorithm.
-  torch::jit::Stack stack{x.contiguous(),
+  torch::jit::Stack stack{input.contiguous(),
                           packed_weight,
                           bias.defined() ? c10::IValue(bias) : c10::IValue(),
                           c10::IValue(std::string(gelu ? "gelu" : "none")),

@@ -1,7 +1,8 @@
 // The executor of a technique that runs its own copy of the run's model, changed once before any
 // pass (cast to 16 bits: cast_precision.cpp; linears pre-packed: packed_linear.cpp): the run's
 // model is shared by every variant and must stay as it is. The copy then runs as the plain
-// executor runs the model, without autocast.
+// executor runs the model, under the variant's core precision: autocast for an "amp" variant, none
+// for fp32 (and for a cast copy, whose "precision" value is the technique's, not autocast's).
 #pragma once
 
 #include <functional>
@@ -28,6 +29,8 @@ class model_copy_executor : public executor_base {
 
  private:
   attention_settings how_;
+  torch::Device device_;
+  precision_kind precision_;
   EncoderClassifier copy_{nullptr};
   double prepare_ms_ = 0;
 };

@@ -3,17 +3,31 @@
 // MKL a plain weight and MKL packs it again on every call: on a Zen 3 a minilm layer's four GEMMs at
 // 1024 rows ran 1.37× faster pre-packed (results/cpu-peer-gemm-zen3/, scripts/peer_gemm.py), and
 // the model 1.08-1.18× (results/cpu-peer-compare-zen3-packed-r5/). The FFN's bias and GELU are fused
-// into its first GEMM. fp32 on the CPU, inference.
+// into its first GEMM. CPU, inference.
+//
+// The packing follows the variant's precision:
+//   fp32                         fp32 weights, oneDNN's fp32 GEMM;
+//   "amp" / "amp-bf16" (bf16)    the linears cast to bf16 once, packed for oneDNN's bf16 GEMM (AMX or
+//                                AVX512_BF16), the rest of the model under autocast as the plain AMP
+//                                path runs it (techniques/plain_executor.hpp);
+//   "bf16" (the cast)            the whole model cast to bf16 (techniques/cast_precision.cpp), its
+//                                linears packed in bf16: the one combination of two registered values
+//                                in a variant (technique_option::combines_with), run by this file.
+// bf16 packing needs avx512_bf16 or amx_bf16 (model/packed_linear.hpp: packed_dtype_unavailable):
+// elsewhere the variant is SKIPPED with the reason; "amp" resolved to fp32 (a Zen 3) packs fp32.
 //
 // The whole technique is this file and model/packed_linear.hpp (the oneDNN calls the encoder's
 // linear sites make once weights are packed): its config value (config/technique_catalog.hpp), its
 // executor (techniques/registry.hpp) and its metrics (core/metric.hpp).
 #include <fmt/format.h>
 
+#include "common/cpu_info.hpp"
 #include "config/technique_catalog.hpp"
 #include "model/encoder.hpp"
+#include "model/linear_cast.hpp"
 #include "model/packed_linear.hpp"
 #include "techniques/model_copy_executor.hpp"
+#include "techniques/precision.hpp"
 #include "techniques/registry.hpp"
 
 namespace attnbench {
@@ -21,34 +35,74 @@ namespace {
 
 constexpr const char* technique_name = "packed-linear";
 
+bool bf16_cast(const variant_config& v) {
+  const auto it = v.techniques.find("precision");
+  return it != v.techniques.end() && it->second == "bf16";
+}
+
+// The dtype the linears are packed in: the cast's, autocast's, or fp32.
+std::string packed_dtype(const variant_config& v) {
+  if (bf16_cast(v)) return "bf16";
+  switch (v.precision) {
+    case precision_kind::amp_bf16: return "bf16";
+    case precision_kind::amp_fp16: return "fp16";
+    case precision_kind::fp32: break;
+  }
+  return "fp32";
+}
+
+void prepare(EncoderClassifier& copy, const variant_config& v) {
+  if (bf16_cast(v)) {
+    copy->to(torch::kBFloat16);
+  } else if (v.precision != precision_kind::fp32) {
+    cast_linear_layers(*copy, compute_dtype(v.precision));
+  }
+  copy->pack_linears();
+}
+
 class packed_executor : public model_copy_executor {
  public:
   packed_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal)
-      : model_copy_executor(model, device, v, causal, [](EncoderClassifier& copy) { copy->pack_linears(); }) {}
+      : model_copy_executor(model, device, v, causal, [&v](EncoderClassifier& copy) { prepare(copy, v); }),
+        dtype_(packed_dtype(v)) {}
 
  protected:
   void do_annotate(variant_result& r) override {
     set_metric(r.metrics, {"pack_ms", prepare_ms(), metric_unit::ms, metric_direction::lower_is_better,
                            technique_name,
-                           "one-off time to copy the model and pre-pack its linear weights for oneDNN, before "
-                           "any pass (not in the timed passes)",
+                           fmt::format("one-off time to copy the model{} and pre-pack its linear weights for oneDNN "
+                                       "in {}, before any pass (not in the timed passes)",
+                                       dtype_ == "fp32" ? "" : " (cast to " + dtype_ + ")", dtype_),
                            ""});
   }
+
+ private:
+  std::string dtype_;
 };
 
 class packed_linear : public technique {
  public:
   std::string name() const override { return technique_name; }
-  std::string precision_label(const variant_config&) const override { return "fp32"; }
-  std::string compute_dtype(const variant_config&) const override { return "fp32"; }
-  std::string describe(const variant_config&) const override {
+  std::string precision_label(const variant_config& v) const override {
+    if (bf16_cast(v)) return "bf16";
+    if (v.precision_auto) return "amp (" + packed_dtype(v) + ")";
+    return to_string(v.precision);
+  }
+  std::string compute_dtype(const variant_config& v) const override { return packed_dtype(v); }
+  std::string describe(const variant_config& v) const override {
+    if (bf16_cast(v)) return "weights and activations cast once to bf16 (no autocast), linears on weights pre-packed "
+                             "once for oneDNN in bf16, bias and GELU fused";
+    if (v.precision != precision_kind::fp32)
+      return fmt::format("autocast {}, linears cast to {} once and pre-packed for oneDNN, bias and GELU fused",
+                         packed_dtype(v), packed_dtype(v));
     return "linears on weights pre-packed once for oneDNN, bias and GELU fused (fp32)";
   }
-  std::optional<std::string> skip_reason(const variant_config&, torch::Device device) const override {
+  std::optional<std::string> skip_reason(const variant_config& v, torch::Device device) const override {
     if (!device.is_cpu())
       return fmt::format("\"linear\": \"packed\" runs on the CPU only (oneDNN's CPU GEMM); this run's device is {}",
                          device.str());
-    return packed_linear_unavailable();
+    if (auto missing = packed_linear_unavailable()) return missing;
+    return packed_dtype_unavailable(packed_dtype(v), this_cpu().features);
   }
   std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device, const variant_config& v,
                                                bool causal) const override {
@@ -61,10 +115,12 @@ const bool registered = [] {
   o.key = "linear";
   o.value = "packed";
   o.technique = technique_name;
-  o.summary = "runs a copy of the model with its linear weights pre-packed for oneDNN (fp32, CPU, inference)";
+  o.summary = "runs a copy of the model with its linear weights pre-packed for oneDNN (CPU, inference; fp32, or bf16 "
+              "under amp or the bf16 cast)";
   o.scenarios = {"offline", "server"};
   o.excludes = {"offload", "parallel", "pipeline"};
-  o.precisions = {"fp32"};
+  o.precisions = {"fp32", "amp", "amp-bf16"};
+  o.combines_with = {{"precision", "bf16"}};
   register_technique_option(o);
   register_technique(std::make_unique<packed_linear>());
   return true;

@@ -22,15 +22,16 @@ void register_technique(std::unique_ptr<technique> t) {
 }
 
 const technique* technique_for(const variant_config& v) {
-  for (const auto& [key, value] : v.techniques) {
-    if (!value.is_string()) continue;
-    const technique_option* o = find_technique_option(key, value.get<std::string>());
-    if (!o) continue;
-    for (const auto& t : registered())
-      if (t->name() == o->technique) return t.get();
-    throw std::logic_error("no technique named " + o->technique + " is registered for " + key + "=" + o->value);
-  }
-  return nullptr;
+  std::vector<const technique_option*> chosen;
+  for (const auto& [key, value] : v.techniques)
+    if (value.is_string())
+      if (const technique_option* o = find_technique_option(key, value.get<std::string>())) chosen.push_back(o);
+  if (chosen.empty()) return nullptr;
+  const technique_option* o = owning_option(chosen);
+  if (!o) throw std::logic_error("variant " + v.name + " chose registered values no one technique runs");
+  for (const auto& t : registered())
+    if (t->name() == o->technique) return t.get();
+  throw std::logic_error("no technique named " + o->technique + " is registered for " + o->key + "=" + o->value);
 }
 
 }  // namespace attnbench

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 
+#include "common/cpu_info.hpp"
 #include "config/config_parser.hpp"
+#include "config/technique_catalog.hpp"
 #include "model/packed_linear.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
@@ -67,7 +69,83 @@ TEST_CASE("packed linear: the oneDNN GEMM with fused bias and GELU matches ATen'
   CHECK(rel_l2(packed_linear(x, packed, torch::Tensor(), false), torch::nn::functional::linear(x, w)) < 1e-6);
   // Not the tanh approximation: the two differ by far more than the bound above.
   CHECK(rel_l2(torch::gelu(plain, "tanh"), torch::gelu(plain)) > 1e-5);
-  CHECK_THROWS_WITH(pack_linear_weight(w.to(torch::kDouble)), Catch::Contains("float32 on the CPU"));
+  CHECK_THROWS_WITH(pack_linear_weight(w.to(torch::kDouble)), Catch::Contains("float32 or bfloat16 on the CPU"));
+}
+
+TEST_CASE("packed linear: which dtypes pack on which CPU, from the features alone", "[techniques][packed]") {
+  // Injected machines: a Zen 3, a Zen 4 and a Sapphire Rapids as common/cpu_info lists them.
+  const std::vector<std::string> zen3{"avx2", "fma", "f16c"};
+  const std::vector<std::string> zen4{"avx2", "fma", "f16c", "avx512f", "avx512_vnni", "avx512_bf16"};
+  const std::vector<std::string> spr{"avx2",        "fma",         "f16c",     "avx512f", "avx512_vnni",
+                                     "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
+  CHECK_FALSE(packed_dtype_unavailable("fp32", zen3).has_value());
+  const auto on_zen3 = packed_dtype_unavailable("bf16", zen3);
+  REQUIRE(on_zen3.has_value());
+  CHECK(*on_zen3 == "pre-packed bf16 linears need a CPU with avx512_bf16 or amx_bf16 (oneDNN's bf16 GEMM); this "
+                    "CPU has avx2 fma f16c");
+  CHECK_FALSE(packed_dtype_unavailable("bf16", zen4).has_value());
+  CHECK_FALSE(packed_dtype_unavailable("bf16", spr).has_value());
+  CHECK(packed_dtype_unavailable("bf16", {}).value().find("none of the features") != std::string::npos);
+  CHECK(packed_dtype_unavailable("fp16", spr).value() == "pre-packed linears run in fp32 or bf16 only, not fp16");
+}
+
+TEST_CASE("packed linear: bf16 weights match ATen's bf16 linear, GELU fused in fp32", "[techniques][packed]") {
+  if (auto why = packed_dtype_unavailable("bf16", this_cpu().features)) {
+    testing::skip_test(*why);
+    return;
+  }
+  torch::InferenceMode guard;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(13);
+  const auto w = at::randn({48, 64}, gen).to(torch::kBFloat16);
+  const auto b = at::randn({48}, gen).to(torch::kBFloat16);
+  const auto x = at::randn({3, 7, 64}, gen);
+  const auto packed = pack_linear_weight(w);
+  CHECK(packed.scalar_type() == torch::kBFloat16);
+  // An fp32 input is cast to bf16 first, as autocast casts a linear's input.
+  const auto plain = torch::nn::functional::linear(x.to(torch::kBFloat16), w, b);  // (3, 7, 48) bf16
+  const auto y = packed_linear(x, packed, b, false);
+  REQUIRE(y.scalar_type() == torch::kBFloat16);
+  REQUIRE(y.sizes() == plain.sizes());
+  // Both accumulate in fp32 and round once: measured equal on a Zen 4; bf16's half-ulp (2^-9) bounds it.
+  CHECK(rel_l2(y.to(torch::kFloat), plain.to(torch::kFloat)) < 4e-3);
+  // The fused GELU rounds once where ATen's linear-then-GELU rounds twice: within bf16's rounding.
+  const auto gelu_ref = torch::gelu(plain.to(torch::kFloat) + 0);
+  CHECK(rel_l2(packed_linear(x, packed, b, true).to(torch::kFloat), gelu_ref) < 8e-3);
+}
+
+TEST_CASE("packed linear: bf16 packing under amp and the bf16 cast matches the same model unpacked",
+          "[techniques][packed][precision]") {
+  if (auto why = packed_dtype_unavailable("bf16", this_cpu().features)) {
+    testing::skip_test(*why);
+    return;
+  }
+  auto doc = packed_run();
+  doc["variants"][1]["precision"] = "amp-bf16";  // naive-packed
+  doc["variants"][2]["precision"] = "amp-bf16";  // sdpa-packed
+  doc["variants"][3]["precision"] = "bf16";      // custom-packed
+  doc["variants"].push_back({{"name", "sdpa-amp"}, {"precision", "amp-bf16"}, {"attention", "sdpa"},
+                             {"batching", {{"batch_size", 4}, {"padding", "longest"}}}});
+  doc["variants"].push_back({{"name", "custom-cast"}, {"precision", "bf16"}, {"attention", "custom"},
+                             {"batching", {{"batch_size", 4}, {"padding", "longest"}}}});
+  doc["variants"].push_back({{"name", "naive-amp"}, {"precision", "amp-bf16"}, {"attention", "naive"},
+                             {"batching", {{"batch_size", 4}, {"padding", "longest"}}}});
+  const config cfg = testing::parse(doc);
+  torch::InferenceMode guard;
+  EncoderClassifier model(cfg.model);
+  model->init_weights(cfg.model.seed);
+  model->eval();
+  const batch b = testing::padded_batch(5, 20, 2, 9);
+  const std::string checksum = weight_checksum(*model);
+  for (const auto& [packed, unpacked] : std::vector<std::pair<const char*, const char*>>{
+           {"naive-packed", "naive-amp"}, {"sdpa-packed", "sdpa-amp"}, {"custom-packed", "custom-cast"}}) {
+    INFO(packed << " against " << unpacked);
+    const auto ref = make_executor(model, torch::kCPU, *find_variant(cfg, unpacked), false)->forward(b);
+    const auto out = make_executor(model, torch::kCPU, *find_variant(cfg, packed), false)->forward(b);
+    REQUIRE(out.sizes() == ref.sizes());
+    // The same bf16 weights; only the fused GELU's single rounding (and the GEMMs' blocking) differ.
+    CHECK(rel_l2(out, ref) < 1e-2);
+  }
+  CHECK(weight_checksum(*model) == checksum);
 }
 
 TEST_CASE("packed linear: registered, fp32, and its config rules", "[techniques][packed][config]") {
@@ -90,15 +168,35 @@ TEST_CASE("packed linear: registered, fp32, and its config rules", "[techniques]
     doc["variants"][2]["linear"] = "pakced";
     CHECK(problem_at(doc, "variants[2].linear") == "expected one of packed; got \"pakced\"");
   }
-  SECTION("a precision other than fp32") {
-    doc["variants"][2]["precision"] = "amp-bf16";
+  SECTION("a precision it does not pack in") {
+    doc["variants"][2]["precision"] = "amp-fp16";
     CHECK(problem_at(doc, "variants[2].linear") ==
-          "\"linear\" \"packed\" runs under precision fp32 only; this variant's precision is \"amp-bf16\" (runs a "
-          "copy of the model with its linear weights pre-packed for oneDNN (fp32, CPU, inference))");
+          "\"linear\" \"packed\" runs under precision fp32, amp, amp-bf16 only; this variant's precision is "
+          "\"amp-fp16\" (runs a copy of the model with its linear weights pre-packed for oneDNN (CPU, inference; "
+          "fp32, or bf16 under amp or the bf16 cast))");
   }
-  SECTION("another registered technique in the same variant") {
-    doc["variants"][2]["precision"] = "bf16";
-    CHECK(problem_at(doc, "variants[2].precision").find("one technique per variant") != std::string::npos);
+  SECTION("a registered value it does not combine with") {
+    doc["variants"][2]["precision"] = "fp16";
+    const std::string message = problem_at(doc, "variants[2].precision");
+    CHECK(message.find("one technique per variant") != std::string::npos);
+    CHECK(message.find("combinable: \"linear\" \"packed\" with \"precision\" \"bf16\"") != std::string::npos);
+  }
+  SECTION("amp and the bf16 cast are packed in bf16, by this technique") {
+    doc["variants"][2]["precision"] = "amp-bf16";
+    doc["variants"][3]["precision"] = "bf16";
+    const config mixed = testing::parse(doc);
+    const variant_config& amp = *find_variant(mixed, "sdpa-packed");
+    const variant_config& cast = *find_variant(mixed, "custom-packed");
+    REQUIRE(technique_for(amp) != nullptr);
+    REQUIRE(technique_for(cast) != nullptr);
+    CHECK(technique_for(amp)->name() == "packed-linear");
+    CHECK(technique_for(cast)->name() == "packed-linear");
+    CHECK(compute_dtype_name(amp) == "bf16");
+    CHECK(compute_dtype_name(cast) == "bf16");
+    CHECK(precision_label(cast) == "bf16");
+    CHECK(precision_label(amp) == "amp-bf16");
+    CHECK(tolerance_for(mixed, cast) == find_technique_option("precision", "bf16")->default_tolerance);
+    CHECK(tolerance_for(mixed, amp) == mixed.check.tolerance.at(precision_kind::amp_bf16));
   }
   SECTION("a block it cannot be combined with") {
     doc["variants"][2]["offload"] = {{"target", "cpu"}};
