@@ -9,40 +9,42 @@
 #error "kernels/cpu/flash_attention.cpp must be compiled with -fopenmp: at::parallel_for would run serially"
 #endif
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace attnbench {
 namespace {
 
 using kernels::flash_isa;
 
-bool cpu_has(flash_isa isa) {
-  switch (isa) {
-    case flash_isa::scalar:
-      return true;
-    case flash_isa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case flash_isa::avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("fma");
-    case flash_isa::avx512_bf16:
-      return cpu_has(flash_isa::avx512) && __builtin_cpu_supports("avx512bf16");
-  }
-  return false;
-}
+constexpr flash_isa all_isas[] = {flash_isa::scalar, flash_isa::avx2, flash_isa::avx512, flash_isa::avx512_bf16,
+                                  flash_isa::amx_bf16};
 
-std::optional<flash_isa> parse_isa(const std::string& s) {
-  for (flash_isa isa : {flash_isa::scalar, flash_isa::avx2, flash_isa::avx512, flash_isa::avx512_bf16})
-    if (to_string(isa) == s) return isa;
-  return std::nullopt;
+// Linux gives a process the AMX tile data state (8 KiB of registers per thread) only when asked:
+// without it the first tile instruction faults. Asked once; true when granted.
+bool amx_permission_granted() {
+#if defined(__linux__) && defined(__x86_64__)
+  static const bool granted = [] {
+    constexpr long arch_req_xcomp_perm = 0x1023;  // ARCH_REQ_XCOMP_PERM, asm/prctl.h
+    constexpr long xfeature_xtiledata = 18;       // XFEATURE_XTILEDATA
+    return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
+  }();
+  return granted;
+#else
+  return false;
+#endif
 }
 
 kernels::flash_kernel kernel_for(flash_isa isa) {
   switch (isa) {
+    case flash_isa::amx_bf16:
+      return kernels::flash_kernel_amx_bf16();
     case flash_isa::avx512_bf16:
       return kernels::flash_kernel_avx512_bf16();
     case flash_isa::avx512:
@@ -57,6 +59,8 @@ kernels::flash_kernel kernel_for(flash_isa isa) {
 
 int64_t lanes(flash_isa isa) {
   switch (isa) {
+    case flash_isa::amx_bf16:
+      return 32;  // a tile's reduction: head_dim in whole tiles
     case flash_isa::avx512_bf16:
     case flash_isa::avx512:
       return 16;
@@ -66,6 +70,118 @@ int64_t lanes(flash_isa isa) {
       break;
   }
   return 1;
+}
+
+std::optional<flash_isa> parse_isa(const std::string& s) {
+  for (flash_isa isa : all_isas)
+    if (to_string(isa) == s) return isa;
+  return std::nullopt;
+}
+
+// Runs one small bf16 problem (two query tiles, two key blocks, padding, causal) through `kern` and
+// through the avx512_bf16 path: the relative L2 difference of the outputs.
+double compare_with_avx512_bf16(const kernels::flash_kernel& kern) {
+  kernels::flash_problem p;
+  p.batch = 2;
+  p.heads = 1;
+  p.seq = 300;
+  p.head_dim = 64;
+  p.block_k = kernels::flash_block_k;
+  p.bf16 = true;
+  p.causal = true;
+  p.scale = 0.125f;
+  const int64_t lengths[2] = {300, 141};
+  p.key_lengths = lengths;
+  const int64_t n = p.batch * p.seq * p.head_dim;
+  std::vector<uint16_t> q(n), k(n), v(n), out_a(n), out_b(n);
+  uint32_t state = 12345;  // a fixed LCG: values in [-1, 1) as bf16
+  for (auto* buf : {&q, &k, &v})
+    for (auto& x : *buf) {
+      state = state * 1664525u + 1013904223u;
+      const float f = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      x = static_cast<uint16_t>(u >> 16);
+    }
+  for (int64_t* st : {p.q_stride, p.k_stride, p.v_stride, p.o_stride}) {
+    st[0] = p.seq * p.head_dim;
+    st[1] = p.seq * p.head_dim;
+    st[2] = p.head_dim;
+  }
+  p.q = q.data();
+  p.k = k.data();
+  p.v = v.data();
+  const auto run = [&](const kernels::flash_kernel& kk, std::vector<uint16_t>& out) {
+    std::vector<uint8_t> kp(static_cast<std::size_t>(std::max<int64_t>(1, kk.k_packed_bytes(p))));
+    std::vector<uint8_t> vp(static_cast<std::size_t>(std::max<int64_t>(1, kk.v_packed_bytes(p))));
+    std::vector<float> scratch(static_cast<std::size_t>(kk.scratch_floats(p)));
+    p.k_packed = kp.data();
+    p.v_packed = vp.data();
+    p.out = out.data();
+    for (int64_t bh = 0; bh < p.batch * p.heads; ++bh) {
+      kk.pack(p, bh);
+      for (int64_t t = 0; t * kernels::flash_block_q < p.seq; ++t) kk.tile(p, bh, t, scratch.data());
+    }
+  };
+  run(kern, out_a);
+  run(kernels::flash_kernel_avx512_bf16(), out_b);
+  double diff = 0, norm = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto widen = [](uint16_t h) {
+      const uint32_t u = static_cast<uint32_t>(h) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return static_cast<double>(f);
+    };
+    const double a = widen(out_a[i]), b = widen(out_b[i]);
+    diff += (a - b) * (a - b);
+    norm += b * b;
+  }
+  return std::isfinite(diff) ? std::sqrt(diff / std::max(norm, 1e-300)) : INFINITY;
+}
+
+bool cpu_has(flash_isa isa);
+
+// The AMX path runs only after it has agreed with the avx512_bf16 path on a small problem, once per
+// process: a path no machine of this project had validated when it was written must not be able to
+// turn a run's outputs wrong silently. The reason it was set aside, or "".
+const std::string& amx_refusal() {
+  static const std::string why = []() -> std::string {
+    if (!cpu_has(flash_isa::avx512_bf16)) return "needs avx512_bf16 beside amx_bf16";
+    if (!amx_permission_granted()) return "the kernel did not grant the AMX tile state (arch_prctl)";
+    const double err = compare_with_avx512_bf16(kernels::flash_kernel_amx_bf16());
+    // Two bf16 paths differ by P's and the output's roundings: ~1e-3; a layout bug is O(1).
+    if (!(err <= 2e-2)) return "its self-check against the avx512_bf16 path failed (relative L2 " + std::to_string(err) + ")";
+    return "";
+  }();
+  return why;
+}
+
+bool cpu_has(flash_isa isa) {
+  switch (isa) {
+    case flash_isa::scalar:
+      return true;
+    case flash_isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case flash_isa::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("fma");
+    case flash_isa::avx512_bf16:
+      return cpu_has(flash_isa::avx512) && __builtin_cpu_supports("avx512bf16");
+    case flash_isa::amx_bf16:
+      return __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") && amx_refusal().empty();
+  }
+  return false;
+}
+
+// The tests' stand-in for the AMX path on a CPU without AMX (flash_tile_amx.cpp's tile model).
+kernels::flash_kernel amx_tile_model_kernel(flash_isa chosen, int64_t head_dim) {
+  TORCH_CHECK(cpu_has(flash_isa::avx512_bf16), "cpu-flash: the AMX tile model runs on AVX512_BF16 CPUs only");
+  TORCH_CHECK(chosen == flash_isa::avx512_bf16 || chosen == flash_isa::amx_bf16,
+              "cpu-flash: the AMX tile model takes bf16 inputs; the path chosen was ", to_string(chosen));
+  TORCH_CHECK(head_dim % 32 == 0, "cpu-flash: the AMX tile model needs head_dim a multiple of 32; got ", head_dim);
+  return kernels::flash_kernel_amx_tile_model();
 }
 
 void set_strides(int64_t (&out)[3], const torch::Tensor& t) {
@@ -84,6 +200,8 @@ std::string to_string(kernels::flash_isa isa) {
       return "avx512";
     case flash_isa::avx512_bf16:
       return "avx512_bf16";
+    case flash_isa::amx_bf16:
+      return "amx_bf16";
     case flash_isa::scalar:
       break;
   }
@@ -92,9 +210,32 @@ std::string to_string(kernels::flash_isa isa) {
 
 std::vector<flash_isa> cpu_flash_isas() {
   std::vector<flash_isa> out;
-  for (flash_isa isa : {flash_isa::scalar, flash_isa::avx2, flash_isa::avx512, flash_isa::avx512_bf16})
+  for (flash_isa isa : all_isas)
     if (cpu_has(isa)) out.push_back(isa);
   return out;
+}
+
+std::string cpu_flash_amx_note() {
+  if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return "";
+  return amx_refusal().empty() ? "" : "amx_bf16 not used: " + amx_refusal();
+}
+
+flash_isa choose_flash_path(const std::vector<flash_isa>& available, c10::ScalarType dtype, int64_t head_dim,
+                            std::optional<flash_isa> requested) {
+  TORCH_CHECK(!available.empty(), "cpu-flash: no code path is available");
+  flash_isa isa = available.back();
+  if (requested) {
+    TORCH_CHECK(std::find(available.begin(), available.end(), *requested) != available.end(), "cpu-flash: the ",
+                to_string(*requested), " code path needs CPU features this CPU lacks (see lscpu)");
+    isa = *requested;
+  }
+  // The bf16 paths multiply bf16: fp32 inputs take the fp32 path below them.
+  if ((isa == flash_isa::amx_bf16 || isa == flash_isa::avx512_bf16) && dtype != torch::kBFloat16)
+    isa = flash_isa::avx512;
+  if (isa == flash_isa::amx_bf16 && head_dim % lanes(isa) != 0) isa = flash_isa::avx512_bf16;
+  while (isa != flash_isa::scalar && head_dim % lanes(isa) != 0)
+    isa = isa == flash_isa::avx2 ? flash_isa::scalar : flash_isa::avx2;
+  return isa;
 }
 
 flash_isa cpu_flash_path(c10::ScalarType dtype, int64_t head_dim, std::optional<flash_isa> requested) {
@@ -102,18 +243,9 @@ flash_isa cpu_flash_path(c10::ScalarType dtype, int64_t head_dim, std::optional<
     if (const char* env = std::getenv("ATTNBENCH_CPU_ISA"); env && *env) {
       requested = parse_isa(env);
       TORCH_CHECK(requested, "ATTNBENCH_CPU_ISA=\"", env, "\" names no cpu-flash code path; expected scalar, avx2, "
-                  "avx512 or avx512_bf16");
+                  "avx512, avx512_bf16 or amx_bf16");
     }
-  flash_isa isa = cpu_flash_isas().back();
-  if (requested) {
-    TORCH_CHECK(cpu_has(*requested), "cpu-flash: the ", to_string(*requested),
-                " code path needs CPU features this CPU lacks (see lscpu)");
-    isa = *requested;
-  }
-  if (isa == flash_isa::avx512_bf16 && dtype != torch::kBFloat16) isa = flash_isa::avx512;
-  while (isa != flash_isa::scalar && head_dim % lanes(isa) != 0)
-    isa = isa == flash_isa::avx2 ? flash_isa::scalar : flash_isa::avx2;
-  return isa;
+  return choose_flash_path(cpu_flash_isas(), dtype, head_dim, requested);
 }
 
 torch::Tensor cpu_flash_attention(const torch::Tensor& q_in, const torch::Tensor& k_in, const torch::Tensor& v_in,
@@ -149,7 +281,7 @@ torch::Tensor cpu_flash_attention(const torch::Tensor& q_in, const torch::Tensor
   if (out.numel() == 0) return out.transpose(1, 2);
 
   const flash_isa isa = cpu_flash_path(dtype, dim, options.isa);
-  const kernels::flash_kernel kern = kernel_for(isa);
+  const kernels::flash_kernel kern = options.amx_tile_model ? amx_tile_model_kernel(isa, dim) : kernel_for(isa);
   kernels::flash_problem p;
   p.batch = batch;
   p.heads = heads;
@@ -221,7 +353,8 @@ attention_impl cpu_flash_attention_impl() {
   // Per thread rows × (block_k + 2·D) floats, and K (and V) repacked: O(S), never S².
   impl.scratch_bytes = [](int64_t, int64_t, int64_t, int64_t) -> int64_t { return 0; };
   impl.code_path = [](torch::Device, c10::ScalarType dtype, int64_t head_dim) {
-    return to_string(cpu_flash_path(dtype, head_dim));
+    const std::string note = cpu_flash_amx_note();
+    return to_string(cpu_flash_path(dtype, head_dim)) + (note.empty() ? "" : " (" + note + ")");
   };
   return impl;
 }

@@ -7,11 +7,15 @@
 // SDPA takes a boolean mask instead and computes every key.
 //
 // Code paths, chosen at run time from the CPU's features (one binary runs on any x86-64):
+//   amx_bf16     bf16 inputs, head_dim a multiple of 32, on CPUs with AMX tiles (Sapphire Rapids
+//                and later): Q·Kᵀ and P·V on the tile unit, the softmax in AVX-512. It runs only
+//                after agreeing with avx512_bf16 on a small problem once per process (a path not
+//                validated on this project's machines when written must not corrupt a run);
 //   avx512_bf16  bf16 inputs on CPUs with AVX512_BF16 (vdpbf16ps);
 //   avx512       fp32 (and bf16 widened) on CPUs with AVX-512 F/BW/VL/DQ;
 //   avx2         AVX2 + FMA;
 //   scalar       anything, and any head_dim.
-// ATTNBENCH_CPU_ISA=scalar|avx2|avx512|avx512_bf16 caps the choice (to see what an older CPU
+// ATTNBENCH_CPU_ISA=scalar|avx2|avx512|avx512_bf16|amx_bf16 caps the choice (to see what an older CPU
 // would run); a path the CPU lacks is an error, not a silent fallback.
 //
 // Parallel over (batch, head, query tile) with at::parallel_for, the tiles dealt out
@@ -33,10 +37,20 @@
 
 namespace attnbench {
 
-std::string to_string(kernels::flash_isa isa);  // "scalar", "avx2", "avx512", "avx512_bf16"
+std::string to_string(kernels::flash_isa isa);  // "scalar", "avx2", "avx512", "avx512_bf16", "amx_bf16"
 
 // The code paths this CPU can run, in order scalar … best.
 std::vector<kernels::flash_isa> cpu_flash_isas();
+
+// Why this CPU's AMX is not used ("amx_bf16 not used: …"), or "" (no AMX, or AMX in use).
+std::string cpu_flash_amx_note();
+
+// The path a call takes on a CPU whose paths are `available` (cpu_flash_isas()'s order): `requested`
+// when given (an error if unavailable), else the best; then the best at or below it that suits the
+// inputs: fp32 never takes a bf16 path, amx_bf16 needs head_dim % 32 == 0 (else avx512_bf16), and a
+// head_dim no vector width divides falls back to avx2 or scalar. Pure: tests inject machines.
+kernels::flash_isa choose_flash_path(const std::vector<kernels::flash_isa>& available, c10::ScalarType dtype,
+                                     int64_t head_dim, std::optional<kernels::flash_isa> requested);
 
 // The path a call with this dtype and head_dim takes: `requested`, else ATTNBENCH_CPU_ISA, else
 // the best the CPU has; then the best of those at or below it that suits the inputs (fp32 never
@@ -50,6 +64,9 @@ struct cpu_flash_options {
   // Fault injection for the validation tests only: skip the rescale of the output accumulator
   // when a row's running max grows (flash_problem::planted_skip_rescale).
   bool planted_skip_rescale = false;
+  // Tests only: run the AMX path's code on its plain-loop tile model (an AVX512_BF16 CPU, bf16,
+  // head_dim % 32 == 0), to check its layouts without AMX.
+  bool amx_tile_model = false;
 };
 
 // q, k, v: (B, H, S, D), fp32 or bf16, on the CPU, the last dimension contiguous. key_lengths:

@@ -16,7 +16,7 @@ inline constexpr int64_t flash_block_q = 64;
 inline constexpr int64_t flash_block_k = 256;
 
 // The code paths, best last. The dispatcher runs the best one the CPU has unless told otherwise.
-enum class flash_isa { scalar, avx2, avx512, avx512_bf16 };
+enum class flash_isa { scalar, avx2, avx512, avx512_bf16, amx_bf16 };
 
 // One call: q, k, v and out are (batch, heads, seq, head_dim) with head_dim contiguous and the
 // other three dimensions at the given element strides. All four are fp32, or all bf16.
@@ -61,5 +61,9 @@ flash_kernel flash_kernel_scalar();
 flash_kernel flash_kernel_avx2();
 flash_kernel flash_kernel_avx512();
 flash_kernel flash_kernel_avx512_bf16();
+flash_kernel flash_kernel_amx_bf16();
+// The AMX path's code with every tile instruction replaced by plain loops (flash_tile_amx.cpp): for
+// the tests only, on a CPU with AVX512_BF16, to check that path's layouts and bounds without AMX.
+flash_kernel flash_kernel_amx_tile_model();
 
 }  // namespace attnbench::kernels

@@ -11,6 +11,7 @@
 #include "kernels/kernel_catalog.hpp"
 #include "kernels/kernels.hpp"
 #include "runner/attention_bench.hpp"
+#include "test_support.hpp"
 
 using namespace attnbench;
 using kernels::flash_isa;
@@ -65,7 +66,8 @@ TEST_CASE("cpu-flash: every code path matches the float64 reference", "[kernels]
 TEST_CASE("cpu-flash: bf16 is computed in bf16 only where the CPU has native bf16", "[kernels]") {
   const auto isas = cpu_flash_isas();
   const flash_isa best = isas.back();
-  CHECK(cpu_flash_path(torch::kFloat, 64) == (best == flash_isa::avx512_bf16 ? flash_isa::avx512 : best));
+  CHECK(cpu_flash_path(torch::kFloat, 64) ==
+        (best == flash_isa::avx512_bf16 || best == flash_isa::amx_bf16 ? flash_isa::avx512 : best));
   CHECK(cpu_flash_path(torch::kBFloat16, 64) == best);
   // A head dim that no vector width divides falls back to the scalar path, and still computes.
   CHECK(cpu_flash_path(torch::kFloat, 20) == flash_isa::scalar);
@@ -75,6 +77,87 @@ TEST_CASE("cpu-flash: bf16 is computed in bf16 only where the CPU has native bf1
   // A path the CPU lacks is an error, not a silent fallback.
   if (std::find(isas.begin(), isas.end(), flash_isa::avx512_bf16) == isas.end())
     CHECK_THROWS_WITH(cpu_flash_path(torch::kBFloat16, 64, flash_isa::avx512_bf16), Catch::Contains("lacks"));
+}
+
+TEST_CASE("cpu-flash: the code path each CPU takes, from injected machines", "[kernels]") {
+  using F = flash_isa;
+  const std::vector<F> zen3{F::scalar, F::avx2};
+  const std::vector<F> zen4{F::scalar, F::avx2, F::avx512, F::avx512_bf16};
+  const std::vector<F> spr{F::scalar, F::avx2, F::avx512, F::avx512_bf16, F::amx_bf16};
+  const auto bf16 = torch::kBFloat16, fp32 = torch::kFloat;
+  CHECK(choose_flash_path(zen3, bf16, 64, std::nullopt) == F::avx2);  // bf16 widened to fp32
+  CHECK(choose_flash_path(zen3, fp32, 64, std::nullopt) == F::avx2);
+  CHECK(choose_flash_path(zen4, bf16, 64, std::nullopt) == F::avx512_bf16);
+  CHECK(choose_flash_path(zen4, fp32, 64, std::nullopt) == F::avx512);
+  CHECK(choose_flash_path(spr, bf16, 64, std::nullopt) == F::amx_bf16);
+  CHECK(choose_flash_path(spr, bf16, 32, std::nullopt) == F::amx_bf16);  // minilm's head_dim: one tile deep
+  CHECK(choose_flash_path(spr, fp32, 64, std::nullopt) == F::avx512);     // fp32 never takes a bf16 path
+  CHECK(choose_flash_path(spr, bf16, 48, std::nullopt) == F::avx512_bf16);  // not whole tiles
+  CHECK(choose_flash_path(spr, bf16, 24, std::nullopt) == F::avx2);
+  CHECK(choose_flash_path(spr, bf16, 20, std::nullopt) == F::scalar);
+  CHECK(choose_flash_path(spr, bf16, 64, F::avx512_bf16) == F::avx512_bf16);  // capped by a request
+  CHECK_THROWS_WITH(choose_flash_path(zen4, bf16, 64, F::amx_bf16), Catch::Contains("amx_bf16 code path needs"));
+  CHECK_THROWS_WITH(choose_flash_path(zen3, bf16, 64, F::avx512), Catch::Contains("lacks"));
+}
+
+TEST_CASE("cpu-flash: the AMX path's layouts and bounds, on its tile model", "[kernels]") {
+  // The tile model runs flash_tile_amx.cpp's code with each tile instruction replaced by its
+  // definition in plain loops: this validates the packing, padding and loop bounds around the
+  // instructions on a CPU without AMX, never the instructions (the next test needs AMX for that).
+  const auto isas = cpu_flash_isas();
+  if (std::find(isas.begin(), isas.end(), flash_isa::avx512_bf16) == isas.end()) {
+    testing::skip_test("the AMX tile model runs on AVX512_BF16 CPUs; this one has none");
+    return;
+  }
+  cpu_flash_options model;
+  model.amx_tile_model = true;
+  for (int64_t d : {32, 64, 128})
+    for (int64_t s : {1, 17, 64, 65, 300})
+      for (bool causal : {false, true})
+        for (bool padded : {false, true}) {
+          const int64_t b = 3, h = 2;
+          const auto in = strided_inputs(b, h, s, d, torch::kBFloat16, static_cast<uint64_t>(s * 7 + d));
+          const auto lengths =
+              padded ? torch::tensor({s, std::max<int64_t>(1, s / 2), int64_t{1}}, torch::kLong) : torch::Tensor();
+          const auto ref = reference_attention(in.q, in.k, in.v, causal, lengths);
+          INFO("D=" << d << " S=" << s << (causal ? " causal" : "") << (padded ? " padded" : ""));
+          CHECK(rel_l2(cpu_flash_attention(in.q, in.k, in.v, causal, lengths, model), ref) <= attention_tolerance_bf16);
+        }
+  // Padded keys unread on the model too: NaN there must not reach the real rows.
+  auto in = strided_inputs(2, 2, 300, 64, torch::kBFloat16, 11);
+  const auto lengths = torch::tensor({int64_t{137}, int64_t{300}}, torch::kLong);
+  const auto before = cpu_flash_attention(in.q, in.k, in.v, false, lengths, model);
+  in.k[0].slice(1, 137).fill_(std::nan(""));
+  in.v[0].slice(1, 137).fill_(std::nan(""));
+  CHECK(torch::equal(before[0], cpu_flash_attention(in.q, in.k, in.v, false, lengths, model)[0]));
+  // A planted rescale bug is caught on this path as on the others.
+  cpu_flash_options planted = model;
+  planted.planted_skip_rescale = true;
+  const auto big = strided_inputs(1, 2, 600, 64, torch::kBFloat16, 17);
+  CHECK(rel_l2(cpu_flash_attention(big.q, big.k, big.v, false, {}, planted),
+               reference_attention(big.q, big.k, big.v, false)) > 1e-2);
+}
+
+TEST_CASE("cpu-flash: the AMX path matches the float64 reference", "[kernels]") {
+  const auto isas = cpu_flash_isas();
+  if (std::find(isas.begin(), isas.end(), flash_isa::amx_bf16) == isas.end()) {
+    const std::string note = cpu_flash_amx_note();
+    testing::skip_test(note.empty() ? "this CPU has no AMX (amx_tile and amx_bf16): the amx_bf16 path is validated "
+                                      "only on a CPU that has it"
+                                    : note);
+    return;
+  }
+  for (int64_t d : {32, 64, 128})
+    for (int64_t s : {1, 17, 65, 300, 1030})
+      for (bool causal : {false, true})
+        for (bool padded : {false, true}) {
+          const auto in = strided_inputs(3, 2, s, d, torch::kBFloat16, static_cast<uint64_t>(s * 5 + d));
+          const auto lengths =
+              padded ? torch::tensor({s, std::max<int64_t>(1, s / 2), int64_t{1}}, torch::kLong) : torch::Tensor();
+          INFO("D=" << d << " S=" << s << (causal ? " causal" : "") << (padded ? " padded" : ""));
+          CHECK(rel_l2(cpu_flash_attention(in.q, in.k, in.v, causal, lengths, {flash_isa::amx_bf16}),
+                       reference_attention(in.q, in.k, in.v, causal, lengths)) <= attention_tolerance_bf16);
+        }
 }
 
 TEST_CASE("cpu-flash: padded keys are never read", "[kernels]") {
