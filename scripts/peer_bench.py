@@ -1,119 +1,214 @@
 #!/usr/bin/env python3
-"""What a user would run instead of attnbench's model: Hugging Face transformers (eager and SDPA
-attention) and ONNX Runtime, on the same BERT shape, batch, length and threads.
+"""What a user would run instead of attnbench's model: Hugging Face transformers, ONNX Runtime and
+OpenVINO, on the same weights, inputs, batch, length and threads, timed by attnbench's protocol.
 
-One invocation measures one round of every peer at one shape and prints one JSON line per peer:
-{"engine", "batch", "length", "samples_per_s", "passes", "seconds"}. scripts/peer-compare.sh calls
-it alternately with attnbench, so slow drift of a shared machine falls on all engines alike.
+Two subcommands; scripts/peer-compare.sh calls them and alternates the peers with attnbench:
 
-The model: BertForSequenceClassification with the dims of attnbench's preset (minilm-l6 by default:
-6 layers, hidden 384, 12 heads, ffn 1536, vocab 30522, 2 labels), random weights (seeded), fp32,
-inference mode; inputs of fixed length with an all-ones attention mask (no padding). A pass is
-`batches` forward calls over pre-built input tensors, as attnbench's pass is over its batches.
-Runs in the peers' own virtual environment (transformers, onnxruntime, onnx), never the project's.
+  prepare --dir DIR --batch B --length L --batches N   (once per shape)
+      Writes DIR/model/ (a seeded BertForSequenceClassification with the dims of attnbench's preset,
+      minilm-l6 by default: config.json + model.safetensors, which attnbench loads as "model.weights"),
+      DIR/inputs.jsonl (N·B samples of L token ids, attnbench's "workload.file"), DIR/model.onnx (the
+      fp32 export ONNX Runtime and OpenVINO read) and DIR/model-int8.onnx (ONNX Runtime's
+      quantize_dynamic of it, int8 weights, activations quantized per call).
+
+  run --dir DIR --batch B --length L --batches N --reference REF.npy [--warmup 1 --passes 3]
+      One round of every engine: per engine a warm-up pass, then `passes` timed passes, each pass the
+      N forward calls over pre-built inputs, timed by time.perf_counter (CLOCK_MONOTONIC, the clock
+      attnbench's steady_clock reads): the protocol attnbench's run uses (warm-up excluded, the same
+      batches and calls per pass). Prints one JSON line per engine: engine, precision class, the
+      precision it ran, samples/s per timed pass, and the relative L2 of its logits against REF
+      (attnbench's fp32 baseline on the same inputs), with a verdict: a peer whose logits are further
+      from the reference than its class's bound computes something else and is flagged, not counted.
+
+The engines and their precision classes:
+  transformers-eager, transformers-sdpa           fp32
+  transformers-sdpa-bf16                          bf16   (the model cast with .to(torch.bfloat16))
+  onnxruntime                                     fp32   (ORT_ENABLE_ALL)
+  onnxruntime-int8                                int8   (quantize_dynamic, QInt8 weights)
+  openvino-f32                                    fp32   (INFERENCE_PRECISION_HINT=f32)
+  openvino-default                                what it ran: OpenVINO's default precision hint on
+                                                  this CPU (bf16 where it has native bf16), recorded
+Runs in the peers' own virtual environment, never the project's.
 """
 import argparse
 import json
+import math
 import os
 import sys
-import tempfile
 import time
 
+# Relative-L2 bound of a peer's logits against attnbench's fp32 reference, per class: attnbench's
+# own tolerances (README "Output check") for fp32 and the bf16 cast (whole model in bf16); int8 has
+# none of attnbench's, so the bound is generous: 8-bit weights and activations through six layers
+# move logits by a few percent, a wrong model by O(1).
+CLASS_BOUND = {"fp32": 1e-4, "bf16": 1e-1, "fp16": 2e-2, "int8": 2.5e-1}
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+
+def common(p):
+    p.add_argument("--dir", required=True)
     p.add_argument("--batch", type=int, required=True)
     p.add_argument("--length", type=int, required=True)
     p.add_argument("--batches", type=int, default=4, help="forward calls per pass")
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--min-time", type=float, default=3.0, help="seconds of timed passes per engine")
-    p.add_argument("--layers", type=int, default=6)
-    p.add_argument("--hidden", type=int, default=384)
-    p.add_argument("--heads", type=int, default=12)
-    p.add_argument("--ffn", type=int, default=1536)
-    p.add_argument("--vocab", type=int, default=30522)
-    p.add_argument("--engines", default="transformers-eager,transformers-sdpa,onnxruntime")
-    p.add_argument("--onnx-cache", default=None, help="directory for exported models (reused across rounds)")
-    return p.parse_args()
 
 
-def timed(run_pass, samples_per_pass, min_time):
-    """Warm-up pass, then whole passes until min_time has passed; samples/s over them."""
-    run_pass()
-    passes, start = 0, time.perf_counter()
-    while True:
-        run_pass()
-        passes += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_time and passes >= 2:
-            return passes * samples_per_pass / elapsed, passes, elapsed
+def parse_args():
+    top = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = top.add_subparsers(dest="cmd", required=True)
+    prep = sub.add_parser("prepare")
+    common(prep)
+    prep.add_argument("--layers", type=int, default=6)
+    prep.add_argument("--hidden", type=int, default=384)
+    prep.add_argument("--heads", type=int, default=12)
+    prep.add_argument("--ffn", type=int, default=1536)
+    prep.add_argument("--vocab", type=int, default=30522)
+    prep.add_argument("--seed", type=int, default=0)
+    run = sub.add_parser("run")
+    common(run)
+    run.add_argument("--threads", type=int, default=2)
+    run.add_argument("--warmup", type=int, default=1)
+    run.add_argument("--passes", type=int, default=3)
+    run.add_argument("--reference", required=True, help="attnbench's fp32 logits on DIR/inputs.jsonl (.npy)")
+    run.add_argument("--engines", default="transformers-eager,transformers-sdpa,transformers-sdpa-bf16,"
+                                          "onnxruntime,onnxruntime-int8,openvino-f32,openvino-default")
+    return top.parse_args()
+
+
+def load_inputs(a):
+    import numpy as np
+    rows = [json.loads(line) for line in open(os.path.join(a.dir, "inputs.jsonl")) if line.strip()]
+    ids = np.asarray(rows, dtype=np.int64)
+    assert ids.shape == (a.batch * a.batches, a.length), f"inputs.jsonl holds {ids.shape}"
+    return [ids[i * a.batch:(i + 1) * a.batch] for i in range(a.batches)]
+
+
+def prepare(a):
+    import numpy as np
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    os.makedirs(a.dir, exist_ok=True)
+    cfg = BertConfig(vocab_size=a.vocab, hidden_size=a.hidden, num_hidden_layers=a.layers,
+                     num_attention_heads=a.heads, intermediate_size=a.ffn, max_position_embeddings=512,
+                     num_labels=2, hidden_act="gelu")
+    torch.manual_seed(a.seed)
+    model = BertForSequenceClassification._from_config(cfg, attn_implementation="eager").eval()
+    model.save_pretrained(os.path.join(a.dir, "model"), safe_serialization=True)
+    # [CLS] random tokens [SEP], as attnbench generates them; the same for every engine.
+    gen = np.random.default_rng(a.seed + 1)
+    n = a.batch * a.batches
+    ids = gen.integers(1000, a.vocab, size=(n, a.length), dtype=np.int64)
+    ids[:, 0], ids[:, -1] = 101, 102
+    with open(os.path.join(a.dir, "inputs.jsonl"), "w") as f:
+        for row in ids:
+            f.write(json.dumps(row.tolist()) + "\n")
+    onnx_path = os.path.join(a.dir, "model.onnx")
+    example = (torch.from_numpy(ids[:a.batch]), torch.ones(a.batch, a.length, dtype=torch.long))
+    torch.onnx.export(model, example, onnx_path + ".tmp", input_names=["input_ids", "attention_mask"],
+                      output_names=["logits"], opset_version=17, dynamo=False,
+                      dynamic_axes={"input_ids": {0: "batch", 1: "length"},
+                                    "attention_mask": {0: "batch", 1: "length"}, "logits": {0: "batch"}})
+    os.replace(onnx_path + ".tmp", onnx_path)
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    int8_path = os.path.join(a.dir, "model-int8.onnx")
+    quantize_dynamic(onnx_path, int8_path + ".tmp", weight_type=QuantType.QInt8)
+    os.replace(int8_path + ".tmp", int8_path)
+    return 0
+
+
+def make_engine(name, a, inputs):
+    """(run_batch(i) → logits numpy (B, 2) float32, precision class, precision it ran)."""
+    import numpy as np
+    mask = np.ones((a.batch, a.length), dtype=np.int64)
+    if name.startswith("transformers-"):
+        import torch
+        from transformers import BertForSequenceClassification
+        impl = "eager" if name == "transformers-eager" else "sdpa"
+        model = BertForSequenceClassification.from_pretrained(os.path.join(a.dir, "model"),
+                                                              attn_implementation=impl).eval()
+        klass = "fp32"
+        if name.endswith("-bf16"):
+            model = model.to(torch.bfloat16)
+            klass = "bf16"
+        ids_t = [torch.from_numpy(x) for x in inputs]
+        mask_t = torch.from_numpy(mask)
+
+        def run(i):
+            with torch.inference_mode():
+                return model(input_ids=ids_t[i], attention_mask=mask_t).logits.float().numpy()
+        return run, klass, klass
+    if name.startswith("onnxruntime"):
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = a.threads
+        so.inter_op_num_threads = 1
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        int8 = name.endswith("-int8")
+        path = os.path.join(a.dir, "model-int8.onnx" if int8 else "model.onnx")
+        session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        feeds = [{"input_ids": x, "attention_mask": mask} for x in inputs]
+
+        def run(i):
+            return session.run(None, feeds[i])[0]
+        klass = "int8" if int8 else "fp32"
+        return run, klass, klass
+    if name.startswith("openvino-"):
+        import openvino as ov
+        core = ov.Core()
+        config = {"INFERENCE_NUM_THREADS": a.threads, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
+        if name == "openvino-f32":
+            config["INFERENCE_PRECISION_HINT"] = "f32"
+        compiled = core.compile_model(core.read_model(os.path.join(a.dir, "model.onnx")), "CPU", config)
+        hint = str(compiled.get_property("INFERENCE_PRECISION_HINT")).lower()  # "<Type: 'bfloat16'>"
+        ran = ("bf16" if "bfloat16" in hint or "bf16" in hint else "fp16" if "float16" in hint or "f16" in hint
+               else "fp32" if "float32" in hint or "f32" in hint else hint)
+        request = compiled.create_infer_request()
+        feeds = [{"input_ids": x, "attention_mask": mask} for x in inputs]
+
+        def run(i):
+            return np.array(request.infer(feeds[i])[compiled.output(0)], dtype=np.float32, copy=True)
+        return run, ran if ran in CLASS_BOUND else "fp32", ran
+    raise SystemExit(f"peer_bench: unknown engine {name!r}")
+
+
+def run_round(a):
+    import numpy as np
+    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
+    import torch
+    torch.set_num_threads(a.threads)
+    inputs = load_inputs(a)
+    reference = np.load(a.reference).astype(np.float64)
+    samples_per_pass = a.batch * a.batches
+    for name in [e for e in a.engines.split(",") if e]:
+        try:
+            run, klass, ran = make_engine(name, a, inputs)
+        except Exception as e:  # an engine that cannot load here: say so, the others still run
+            print(json.dumps({"engine": name, "batch": a.batch, "length": a.length, "status": "n/a",
+                              "reason": f"{type(e).__name__}: {e}"[:400]}), flush=True)
+            continue
+        logits = np.concatenate([run(i) for i in range(a.batches)]).astype(np.float64)
+        rel_l2 = float(np.linalg.norm(logits - reference) / np.linalg.norm(reference))
+        for _ in range(a.warmup):
+            for i in range(a.batches):
+                run(i)
+        rates = []
+        for _ in range(a.passes):
+            t0 = time.perf_counter()
+            for i in range(a.batches):
+                run(i)
+            rates.append(samples_per_pass / (time.perf_counter() - t0))
+        bound = CLASS_BOUND[klass]
+        print(json.dumps({"engine": name, "batch": a.batch, "length": a.length, "class": klass, "ran": ran,
+                          "pass_samples_per_s": rates,
+                          "samples_per_s": math.exp(sum(math.log(r) for r in rates) / len(rates)),
+                          "rel_l2": rel_l2, "bound": bound,
+                          "status": "PASS" if math.isfinite(rel_l2) and rel_l2 <= bound else "FLAGGED"}), flush=True)
+        del run
+    return 0
 
 
 def main():
     a = parse_args()
-    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification
-
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=a.vocab, hidden_size=a.hidden, num_hidden_layers=a.layers,
-                     num_attention_heads=a.heads, intermediate_size=a.ffn, max_position_embeddings=512,
-                     num_labels=2, hidden_act="gelu")
-    gen = torch.Generator().manual_seed(1)
-    inputs = [(torch.randint(0, a.vocab, (a.batch, a.length), generator=gen),
-               torch.ones(a.batch, a.length, dtype=torch.long)) for _ in range(a.batches)]
-    samples_per_pass = a.batch * a.batches
-    engines = [e for e in a.engines.split(",") if e]
-    out = []
-
-    for engine in engines:
-        if engine.startswith("transformers-"):
-            impl = engine.split("-", 1)[1]
-            torch.manual_seed(0)  # the same seeded weights for every engine
-            model = BertForSequenceClassification._from_config(cfg, attn_implementation=impl).eval()
-
-            def run_pass(model=model):
-                with torch.inference_mode():
-                    for ids, mask in inputs:
-                        model(input_ids=ids, attention_mask=mask)
-
-            rate, passes, seconds = timed(run_pass, samples_per_pass, a.min_time)
-        elif engine == "onnxruntime":
-            import onnxruntime as ort
-            cache = a.onnx_cache or tempfile.mkdtemp(prefix="attnbench-peers-")
-            os.makedirs(cache, exist_ok=True)
-            path = os.path.join(cache, f"bert-{a.layers}x{a.hidden}-{a.heads}h.onnx")
-            if not os.path.exists(path):
-                torch.manual_seed(0)
-                model = BertForSequenceClassification._from_config(cfg, attn_implementation="eager").eval()
-                ids, mask = inputs[0]
-                tmp = path + ".tmp"
-                torch.onnx.export(model, (ids, mask), tmp, input_names=["input_ids", "attention_mask"],
-                                  output_names=["logits"], opset_version=17, dynamo=False,
-                                  dynamic_axes={"input_ids": {0: "batch", 1: "length"},
-                                                "attention_mask": {0: "batch", 1: "length"},
-                                                "logits": {0: "batch"}})
-                os.replace(tmp, path)
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = a.threads
-            so.inter_op_num_threads = 1
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            feeds = [{"input_ids": ids.numpy(), "attention_mask": mask.numpy()} for ids, mask in inputs]
-
-            def run_pass(session=session, feeds=feeds):
-                for f in feeds:
-                    session.run(None, f)
-
-            rate, passes, seconds = timed(run_pass, samples_per_pass, a.min_time)
-        else:
-            print(f"peer_bench: unknown engine {engine!r}", file=sys.stderr)
-            return 2
-        out.append({"engine": engine, "batch": a.batch, "length": a.length, "samples_per_s": rate,
-                    "passes": passes, "seconds": seconds})
-        print(json.dumps(out[-1]), flush=True)
-    return 0
+    return prepare(a) if a.cmd == "prepare" else run_round(a)
 
 
 if __name__ == "__main__":
