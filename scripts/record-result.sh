@@ -24,10 +24,15 @@ gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd
 torch=$(/opt/attnbench/venv/bin/python -c 'import torch; print(torch.__version__)' 2>/dev/null || echo unknown)
 date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
+# The 1-minute load average before and after, and the busiest other processes at the start: on a
+# shared machine a figure made beside a compile is not what it would be alone.
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+busy=$(top -b -n 2 -d 0.5 2>/dev/null | awk '/^top -/ {n++} n == 2 && $1 ~ /^[0-9]+$/ && $9 + 0 >= 20 {printf "%s%s %s%%", sep, $12, $9; sep=", "}' | head -c 200)
 start=$(date +%s)
 "$@"
 status=$?
 wall=$(($(date +%s) - start))
+load_after=$(cut -d' ' -f1 /proc/loadavg)
 
 mkdir -p "$dir"
 {
@@ -37,6 +42,7 @@ mkdir -p "$dir"
   echo "# Machine: $cpu, $(nproc) cores, $memory; CPU features: ${features:-none detected}; GPU: ${gpus:-none}."
   echo "# Debian $(cut -d. -f1 /etc/debian_version 2>/dev/null || echo '?'), torch $torch (the LibTorch wheel the build used)."
   echo "# Date: $date; wall time $wall s; exit status $status."
+  echo "# Load average (1 min) before $load_before, after $load_after; processes over 20% CPU at the start: ${busy:-none}."
 } >"$dir/COMMAND"
 echo "[record-result] wrote $dir/COMMAND (exit status $status, $wall s)" >&2
 exit $status
