@@ -129,8 +129,8 @@ class pruning_executor : public model_copy_executor {
                             }),
         removed_(std::move(removed)),
         heads_(model->config().heads),
-        parameters_(parameter_count(*model)),
-        pruned_parameters_(parameter_count(*copy())) {}
+        parameters_(parameter_count(*model.ptr())),
+        pruned_parameters_(parameter_count(*copy().ptr())) {}
 
   std::shared_ptr<removed_heads> removed_;
   int64_t heads_ = 0;

@@ -3,6 +3,9 @@
 // and the FLOP count of the pruned shape.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "model/encoder.hpp"
