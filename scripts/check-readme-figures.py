@@ -61,6 +61,7 @@ MARKERS (HTML comments, invisible when rendered)
   folders, its COMMAND file records it:
 
     made on the **Zen 3**<!-- cpu: results/cpu-seed-table-zen3 -->
+    on the Zen 4<!-- cpu: results/cpu-quickstart results/cpu-seed-table -->  (each folder listed)
 
   Numbers not measured by a committed run, each marker naming where they come from:
 
@@ -547,17 +548,19 @@ class checker:
             features |= set(m.group(1).split()) if m else set()
         return cpu_label(cpu_id, features)
 
-    def check_cpu(self, line_no, label, folder):
-        folder = folder.rstrip("/")
-        if not (self.root / folder).is_dir():
-            self.problem(line_no, f"{folder}: no such folder")
-            return
-        self.checked += 1
-        made_on = self.folder_cpu(folder)
+    def check_cpu(self, line_no, label, folders):
+        """label: the README's; folders: one or more, separated by spaces or commas."""
         said = "unknown" if "unknown" in label else re.sub(r"\s+", " ", label).replace("Zen3", "Zen 3").replace("Zen4", "Zen 4")
-        if said != made_on:
-            self.problem(line_no, f"{folder}: README says {label}, its COMMAND/results.json record "
-                                  f"{made_on if made_on != 'unknown' else 'no CPU model'}")
+        for folder in re.split(r"[\s,]+", folders.strip()):
+            folder = folder.rstrip("/")
+            if not (self.root / folder).is_dir():
+                self.problem(line_no, f"{folder}: no such folder")
+                continue
+            self.checked += 1
+            made_on = self.folder_cpu(folder)
+            if said != made_on:
+                self.problem(line_no, f"{folder}: README says {label}, its COMMAND/results.json record "
+                                      f"{made_on if made_on != 'unknown' else 'no CPU model'}")
 
     def check_from(self, line_no, rel, scope):
         doc = self.document(rel)
