@@ -34,7 +34,9 @@ MARKERS (HTML comments, invisible when rendered)
   "table", one row per batch × length; for a .csv file, its rows); {PATH} is a figure, PATH a
   dotted path into that row (list items by index: parallel.workers.0.samples), optionally with a
   unit after a colon: {PATH:percent} (the JSON holds a fraction, the README a percentage),
-  {PATH:MiB} (bytes in the JSON), {PATH:inverse} (1 / the value). A cell "—" or "n/a" quotes
+  {PATH:MiB} (bytes in the JSON), {PATH:inverse} (1 / the value), {PATH:count} (a list's
+  length), {PATH:count>1} (how many of a list's numbers are above 1; also >=, <, <=). A * in a
+  path reads every item of a list (variants.*.status, table.*.ratio_onnxruntime). A cell "—" or "n/a" quotes
   nothing; a status word (PASS, FAIL, SKIPPED, ERROR) in a figure cell must be the row's
   "status"; any other cell with digits must have its template's form.
   The table must list every row of its source: a table that quotes some rows says which after the
@@ -48,6 +50,12 @@ MARKERS (HTML comments, invisible when rendered)
     it ran six<!-- figure: results/x/results.json; name=amp; repetition.rounds --> rounds
     amp PASSes<!-- figure: results/x/results.json; name=amp; check.status -->   (a string value:
                                     the word before the marker must begin with it, any case)
+    all four<!-- figure: results/x/results.json; variants:count --> variants
+    PASS<!-- figure: results/x/results.json; variants.*.status -->            (every one)
+    ahead at three<!-- figure: results/p/peers.json; table.*.ratio_onnxruntime:count>1 --> shapes
+    1.54×<!-- figure: results/x/results.json; name=b; speedup.geomean; ÷ name=a; speedup.geomean -->
+                                                     (a ratio of two figures of one file;
+                                                     a unit goes after the last path: …:percent)
     the whole run took 284 s<!-- figure: results/cpu-seed-table/COMMAND; /wall time (\\d+) s/ -->
 
   The parts after the file are KEY=VALUE selectors of the row (as {=KEY} cells do; none: PATH is
@@ -78,8 +86,9 @@ MARKERS (HTML comments, invisible when rendered)
   (too common to find by chance): give those a figure marker.
   quoted, spec and from markers cover every number, CPU label and status of their sentence up to
   the marker (from the sentence's start, or the previous marker in the same paragraph, whichever is
-  later). Alone on its line, such a marker covers the whole next block (paragraph, list item or
-  table) instead.
+  later). At the start of a paragraph or list item (- <!-- spec: … --> text) such a marker covers
+  the whole paragraph or item instead, and alone on its line the whole next block (paragraph,
+  list or table, up to a blank line).
 
 EXEMPT (literal text, not figures)
 
@@ -118,6 +127,7 @@ UNITS = {
     "percent": lambda v: v * 100,
     "MiB": lambda v: v / 2**20,
     "inverse": lambda v: 1 / v if v else math.inf,
+    "count": len,  # a list's or object's length: "four variants"
 }
 WORDS = {w: i for i, w in enumerate(
     "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -131,9 +141,9 @@ GLUED_UNIT = re.compile(r"(?:ms|ns|us|µs|s|x|k|K|M|G|KiB|MiB|GiB|KB|MB|GB|B)\b"
 VERSIONED = re.compile(
     r"(?:\b(?:Debian|Ubuntu|g\+\+|gcc|clang|C\+\+|CUDA|cuDNN|torch|LibTorch|PyTorch|Python|CMake|"
     r"transformers|onnxruntime|OpenVINO|Catch2|version|schema_version|issues?|parts?|sections?|"
-    r"steps?|lines?|PR|exit(?:\s+status)?|exits(?:\s+with)?|family|model|stepping|Zen)\s*|#|\bv)$")
+    r"steps?|lines?|versions|fmt|PR|exit(?:\s+status)?|exits(?:\s+with)?|family|model|stepping|Zen)\s*|#|\bv)$")
 STATUS = re.compile(r"\b(?:PASS|FAIL|SKIPPED|ERROR)(?:e?[sd])?\b")
-CPU_LABEL = re.compile(r"\bZen\s?\d\b|\bSapphire Rapids\b|\bCPU unknown\b|\bunknown CPU\b")
+CPU_LABEL = re.compile(r"\bZen\s?\d\b|\bSapphire Rapids\b|\bCPU (?:is )?unknown\b|\bunknown CPU\b")
 SENTENCE_END = re.compile(r"[.!?][\"”’)*_]*\s+(?=[^\sa-z])")
 
 
@@ -188,11 +198,15 @@ class checker:
             if k:
                 markers.append((m.start(), m.end(), k.group(1), k.group(2)))
             blank(m.start(), m.end())
+        # Code spans, which may run over lines within a paragraph.
+        for m in re.finditer(r"(`+)(?!`)([\s\S]*?[^`])\1(?!`)", "".join(mask)):
+            if "\n\n" not in m.group() and not re.search(r"\n\s*\n", m.group()):
+                blank(m.start(), m.end())
         for index, line in enumerate(self.lines):
             if index in self.fenced:
                 continue
             base = self.starts[index]
-            for pattern in (r"``.+?``|`[^`\n]*`", r"\]\([^)\s]*\)", r"<?https?://[^\s)>]+>?"):
+            for pattern in (r"\]\([^)\s]*\)", r"<?https?://[^\s)>]+>?"):
                 for m in re.finditer(pattern, "".join(mask[base:base + len(line)])):
                     blank(base + m.start(), base + m.end())
         return "".join(mask), markers
@@ -281,7 +295,13 @@ class checker:
 
     @staticmethod
     def resolve(obj, path):
-        for part in path.strip().split("."):
+        parts = path.strip().split(".")
+        for n, part in enumerate(parts):
+            if part == "*":  # every item: a list of what the rest of the path reads in each
+                if not isinstance(obj, list):
+                    return None
+                rest = ".".join(parts[n + 1:])
+                return [checker.resolve(item, rest) if rest else item for item in obj]
             if isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
                 obj = obj[int(part)]
             elif isinstance(obj, dict) and part in obj:
@@ -319,6 +339,22 @@ class checker:
         value = self.resolve(row, path) if path is not None else row
         label = f"{rel}: {where}{path}{':' + unit if unit else ''}" if path is not None else \
             f"{rel}: {where.rstrip(': ')}"
+        counted = re.fullmatch(r"count(?:([<>]=?)(" + NUMBER + "))?", unit or "")
+        if counted and isinstance(value, (list, dict)):
+            op, bound = counted.group(1), counted.group(2)
+            if op:  # how many items are above (or below) the bound: "ahead at three shapes of four"
+                b = numeric(bound)
+                test = {">": lambda v: v > b, ">=": lambda v: v >= b, "<": lambda v: v < b, "<=": lambda v: v <= b}[op]
+                value = sum(1 for v in value if isinstance(v, (int, float)) and test(v))
+            else:
+                value = len(value)
+            unit = None
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value) \
+                and not re.fullmatch(NUMBER, printed.replace(",", "")) and printed.lower() not in WORDS:
+            wrong = sorted({v for v in value if not printed.lower().startswith(v.lower())})
+            if wrong:
+                self.problem(line_no, f"{label}: README says {printed} for every one, the file has {json.dumps(wrong)}")
+            return
         if isinstance(value, str) and not re.fullmatch(NUMBER, printed.replace(",", "")) \
                 and printed.lower() not in WORDS:
             if not printed.lower().startswith(value.lower()) or not value:
@@ -473,7 +509,10 @@ class checker:
                     self.problem(line_no, f"a {kind} marker names its source: <!-- {kind}: WHERE -->")
                     continue
                 alone = self.lines[index].strip() == self.text[start:end].strip()
-                if alone:
+                leads = re.fullmatch(r"\s*(?:(?:[-*]|\d+\.)\s+)?", self.mask[block[0]:start])
+                if leads and not alone:  # first in its paragraph or list item: covers all of it
+                    a, b = block
+                elif alone:
                     a = self.starts[index + 1]
                     b = a
                     for j in range(index + 1, len(self.lines)):
@@ -516,7 +555,31 @@ class checker:
                 return
             self.check_figure(index, col, printed, found.group(1), rel, None, None, f"{parts[1]}: ")
             return
-        *selectors, field = parts[1:]
+        rest = parts[1:]
+        divisor = next((i for i, q in enumerate(rest) if q.startswith("÷")), None)
+        if divisor is not None:  # a ratio of two figures: SEL…; PATH; ÷ SEL…; PATH
+            num, den = rest[:divisor], [rest[divisor][1:].strip()] + rest[divisor + 1:]
+            values = []
+            den[-1], _, unit = den[-1].partition(":")
+            if unit and unit not in UNITS:
+                self.problem(line_no, f"{rel}: unknown unit \"{unit}\" (known: {', '.join(UNITS)})")
+                return
+            for side in (num, den):
+                *sel, field = side
+                if not field or any("=" not in q for q in sel):
+                    self.problem(line_no, f"{rel}: a ratio is SEL…; PATH; ÷ SEL…; PATH: {body}")
+                    return
+                row = self.find_row(line_no, rel, [tuple(x.strip() for x in q.split("=", 1)) for q in sel])
+                if row is None:
+                    return
+                values.append(self.resolve(row, field))
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) or not values[1]:
+                self.problem(line_no, f"{rel}: {body}: not two numbers to divide: {values}")
+                return
+            self.check_figure(index, col, printed, {"ratio": values[0] / values[1]}, rel, "ratio", unit or None,
+                              f"{'; '.join(num)} ÷ {'; '.join(den)}: ")
+            return
+        *selectors, field = rest
         if any("=" not in s for s in selectors):
             self.problem(line_no, f"{rel}: a row selector is KEY=VALUE: {selectors}")
             return
@@ -525,7 +588,7 @@ class checker:
         if row is None:
             return
         path, _, unit = field.partition(":")
-        if unit and unit not in UNITS:
+        if unit and unit not in UNITS and not re.fullmatch(r"count[<>]=?" + NUMBER, unit):
             self.problem(line_no, f"{rel}: unknown unit \"{unit}\" (known: {', '.join(UNITS)})")
             return
         where = ", ".join(f"{k}={v}" for k, v in selectors) + (": " if selectors else "")
