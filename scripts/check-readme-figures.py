@@ -86,9 +86,11 @@ MARKERS (HTML comments, invisible when rendered)
   (too common to find by chance): give those a figure marker.
   quoted, spec and from markers cover every number, CPU label and status of their sentence up to
   the marker (from the sentence's start, or the previous marker in the same paragraph, whichever is
-  later). At the start of a paragraph or list item (- <!-- spec: … --> text) such a marker covers
-  the whole paragraph or item instead, and alone on its line the whole next block (paragraph,
-  list or table, up to a blank line).
+  later). With "(paragraph)" after its kind (<!-- spec (paragraph): src/cli -->, anywhere in a
+  paragraph or list item, best at its end) such a marker covers the whole paragraph or list item;
+  alone on its line, the whole next block (paragraph, list or table, up to a blank line). (Not at
+  the start of a paragraph or list item: a line that begins with <!-- is an HTML block in
+  Markdown, and the rest of that line would not render as Markdown.)
 
 EXEMPT (literal text, not figures)
 
@@ -121,7 +123,7 @@ NUMBER = r"[-−]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+−]?\d+)?"
 TABLE_MARKER = re.compile(r"<!--\s*figures:\s*(\S+)([^\n]*)\n(.*?)-->", re.S)
 INLINE_MARKER = re.compile(r"<!--\s*figure:\s*(.*?)\s*-->")
 COMMENT = re.compile(r"<!--.*?-->", re.S)
-MARKER = re.compile(r"<!--\s*(figures?|cpu|quoted|spec|from):\s*(.*?)\s*-->", re.S)
+MARKER = re.compile(r"<!--\s*(figures?|cpu|quoted|spec|from)(\s+\(paragraph\))?:\s*(.*?)\s*-->", re.S)
 PLACEHOLDER = re.compile(r"\{(=?)([^{}:]+?)(?::(\w+))?\}")
 UNITS = {
     "percent": lambda v: v * 100,
@@ -196,7 +198,7 @@ class checker:
                 continue
             k = MARKER.fullmatch(m.group())
             if k:
-                markers.append((m.start(), m.end(), k.group(1), k.group(2)))
+                markers.append((m.start(), m.end(), k.group(1) + ("+" if k.group(2) else ""), k.group(3)))
             blank(m.start(), m.end())
         # Code spans, which may run over lines within a paragraph.
         for m in re.finditer(r"(`+)(?!`)([\s\S]*?[^`])\1(?!`)", "".join(mask)):
@@ -482,6 +484,8 @@ class checker:
         blocks = self.blocks()
         previous_end = {}  # block → end of the last marker in it
         for start, end, kind, body in self.markers:
+            whole = kind.endswith("+")
+            kind = kind.rstrip("+")
             index = self.line_of(start)
             line_no = index + 1
             block = next(((a, b) for a, b in blocks if a <= start <= b + 1), (start, start))
@@ -509,8 +513,7 @@ class checker:
                     self.problem(line_no, f"a {kind} marker names its source: <!-- {kind}: WHERE -->")
                     continue
                 alone = self.lines[index].strip() == self.text[start:end].strip()
-                leads = re.fullmatch(r"\s*(?:(?:[-*]|\d+\.)\s+)?", self.mask[block[0]:start])
-                if leads and not alone:  # first in its paragraph or list item: covers all of it
+                if whole and not alone:  # "(paragraph)": all of its paragraph or list item
                     a, b = block
                 elif alone:
                     a = self.starts[index + 1]
