@@ -88,7 +88,8 @@ MARKERS (HTML comments, invisible when rendered)
   the marker (from the sentence's start, or the previous marker in the same paragraph, whichever is
   later). With "(paragraph)" after its kind (<!-- spec (paragraph): src/cli -->, anywhere in a
   paragraph or list item, best at its end) such a marker covers the whole paragraph or list item;
-  alone on its line, the whole next block (paragraph, list or table, up to a blank line). (Not at
+  alone on its line, the whole next block (paragraph, list or table, up to a blank line); neither
+  may cover a paragraph that names results/, whose figures need their own markers. (Not at
   the start of a paragraph or list item: a line that begins with <!-- is an HTML block in
   Markdown, and the rest of that line would not render as Markdown.)
 
@@ -525,6 +526,10 @@ class checker:
                 else:
                     a = max(prev, sentence_start(self.mask, block[0], start))
                     b = start
+                if (whole or alone) and "results/" in self.text[a:b]:
+                    self.problem(line_no, f"a {kind} marker for a whole paragraph cannot cover one that names results/: "
+                                          "its figures need their own markers (mark sentence by sentence)")
+                    continue
                 scope = [t for t in tokens if a <= t[0] < b]
                 for t in scope:
                     self.covered.add(t[0])

@@ -40,7 +40,7 @@ class check_readme_figures(unittest.TestCase):
     def test_right_figures_pass(self):
         r = self.run_script()
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("26 figures in README.md match their files", r.stdout)
+        self.assertIn("30 figures in README.md match their files", r.stdout)
 
     def test_a_wrong_table_figure_fails_naming_it_and_the_value_to_write(self):
         self.replace("| amp | 8.48 | 1.68× | 1.66–1.72 | 26.4% |", "| amp | 8.48 | 1.70× | 1.66–1.72 | 26.4% |")
@@ -49,7 +49,7 @@ class check_readme_figures(unittest.TestCase):
         line = self.line_of("  | amp | 8.48 | 1.70× | 1.66–1.72 | 26.4% |")
         self.assertIn(f"README.md:{line}: results/demo/results.json: name=amp: speedup.median: "
                       "README says 1.70, the file says 1.68 (1.67894)", r.stderr)
-        self.assertIn("1 problems in 26 checked figures", r.stderr)
+        self.assertIn("1 problems in 30 checked figures", r.stderr)
 
     def test_a_peer_comparison_figure_is_read_from_its_table_rows(self):
         # peers.json (scripts/peer-compare.sh) has a "table" of shapes, not "variants".
@@ -159,6 +159,26 @@ class check_readme_figures(unittest.TestCase):
                 self.tearDown()
                 self.setUp()
                 self.assert_caught(old, new, message)
+
+    def test_counts_and_ratios_are_checked(self):
+        for old, new, message in (
+                ("all three<", "all four<", "variants:count: README says four, the file says 3"),
+                ("  variants ran, two<", "  variants ran, three<",
+                 "variants.*.throughput.median:count>1: README says three, the file says 2"),
+                ("  1.83×<", "  1.90×<", "÷ params.batch_size=64; name=bf16; speedup.median: ratio: README says 1.90, "
+                                         "the file says 1.83"),
+                ("  100%<", "  90%<", "ratio:percent: README says 90, the file says 100")):
+            with self.subTest(new=new):
+                self.tearDown()
+                self.setUp()
+                self.assert_caught(old, new, message)
+
+    def test_a_paragraph_marker_covers_its_paragraph_and_a_sentence_marker_its_sentence(self):
+        self.replace("<!-- spec (paragraph): src/alloc.hpp -->", "<!-- spec: src/alloc.hpp -->")
+        r = self.run_script("--unmarked")
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual([l.split(" … ")[0].split(": ", 1)[1] for l in r.stdout.splitlines()],
+                         ['number "8"', 'number "3"', 'number "64"'])
 
     def test_a_from_marker_does_not_vouch_for_a_small_integer(self):
         self.assert_caught("8.48\n  samples/s", "8.48\n  samples/s in 5 rounds",
