@@ -40,7 +40,7 @@ class check_readme_figures(unittest.TestCase):
     def test_right_figures_pass(self):
         r = self.run_script()
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("30 figures in README.md match their files", r.stdout)
+        self.assertIn("31 figures in README.md match their files", r.stdout)
 
     def test_a_wrong_table_figure_fails_naming_it_and_the_value_to_write(self):
         self.replace("| amp | 8.48 | 1.68× | 1.66–1.72 | 26.4% |", "| amp | 8.48 | 1.70× | 1.66–1.72 | 26.4% |")
@@ -49,7 +49,7 @@ class check_readme_figures(unittest.TestCase):
         line = self.line_of("  | amp | 8.48 | 1.70× | 1.66–1.72 | 26.4% |")
         self.assertIn(f"README.md:{line}: results/demo/results.json: name=amp: speedup.median: "
                       "README says 1.70, the file says 1.68 (1.67894)", r.stderr)
-        self.assertIn("1 problems in 30 checked figures", r.stderr)
+        self.assertIn("1 problems in 31 checked figures", r.stderr)
 
     def test_a_peer_comparison_figure_is_read_from_its_table_rows(self):
         # peers.json (scripts/peer-compare.sh) has a "table" of shapes, not "variants".
@@ -179,6 +179,16 @@ class check_readme_figures(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertEqual([l.split(" … ")[0].split(": ", 1)[1] for l in r.stdout.splitlines()],
                          ['number "8"', 'number "3"', 'number "64"'])
+
+    def test_a_paragraph_marker_cannot_cover_a_paragraph_that_names_results(self):
+        # Otherwise a measured figure written into such a paragraph later would pass unmarked.
+        self.assert_caught("  took 284 s<!-- figure: results/demo/COMMAND; /wall time (\\d+) s/ -->.",
+                           "  took 284 s.<!-- spec (paragraph): the config -->",
+                           "a spec marker for a whole paragraph cannot cover one that names results/")
+
+    def test_the_sapphire_rapids_is_told_from_the_zen_cpus(self):
+        self.assert_caught("on the Sapphire Rapids<!-- cpu: results/spr -->", "on the Zen 4<!-- cpu: results/spr -->",
+                           "results/spr: README says Zen 4, its COMMAND/results.json record Sapphire Rapids")
 
     def test_a_from_marker_does_not_vouch_for_a_small_integer(self):
         self.assert_caught("8.48\n  samples/s", "8.48\n  samples/s in 5 rounds",
