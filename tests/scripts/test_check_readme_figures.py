@@ -61,16 +61,9 @@ class check_readme_figures(unittest.TestCase):
 
     def test_precision_is_the_printed_one(self):
         # 26.4% would be wrong written as 26.3%; 1.51 (1.514966) wrong as 1.52; 2.5e-2 wrong as 2.4e-2.
-        for old, new, says in (("26.4% |", "26.3% |", "README says 26.3, the file says 26.4"),
-                               ("| 64 | bf16 | 1.51× |", "| 64 | bf16 | 1.52× |", "README says 1.52, the file says 1.51"),
-                               ("is 2.5e-2<", "is 2.4e-2<", "README says 2.4e-2, the file says 2.5e-2")):
-            with self.subTest(new=new):
-                self.tearDown()
-                self.setUp()
-                self.replace(old, new)
-                r = self.run_script()
-                self.assertEqual(r.returncode, 1)
-                self.assertIn(says, r.stderr)
+        self.assert_each_caught([("26.4% |", "26.3% |", "README says 26.3, the file says 26.4"),
+                                 ("| 64 | bf16 | 1.51× |", "| 64 | bf16 | 1.52× |", "README says 1.52, the file says 1.51"),
+                                 ("is 2.5e-2<", "is 2.4e-2<", "README says 2.4e-2, the file says 2.5e-2")])
 
     def test_a_wrong_prose_figure_fails(self):
         self.replace("peak 249 MiB<", "peak 250 MiB<")
@@ -119,6 +112,14 @@ class check_readme_figures(unittest.TestCase):
         self.assertEqual(r.returncode, 1, f"{new!r} passed:\n{r.stdout}{r.stderr}")
         self.assertIn(message, r.stderr)
 
+    def assert_each_caught(self, plants):
+        """Each (old, new, message) planted alone in a fresh copy of the fixture."""
+        for old, new, message in plants:
+            with self.subTest(plant=new):
+                self.tearDown()
+                self.setUp()
+                self.assert_caught(old, new, message)
+
     def test_planted_wrong_figures_of_every_kind_fail(self):
         plants = [
             # a ratio copied from a report (from marker) and one tied to the JSON
@@ -141,37 +142,25 @@ class check_readme_figures(unittest.TestCase):
              "results/demo/results.json: the table has no row with name=amp, which the file has"),
             ("  | 64 | bf16 | 1.51× |\n", "", "results/sweep/results.json: the table has no row with params.batch_size=64, name=bf16"),
         ]
-        for old, new, message in plants:
-            with self.subTest(plant=new):
-                self.tearDown()
-                self.setUp()
-                self.assert_caught(old, new, message)
+        self.assert_each_caught(plants)
 
     def test_unmarked_words_statuses_and_cpu_labels_fail(self):
-        for old, new, message in (
-                ("took 284 s<!-- figure: results/demo/COMMAND; /wall time (\\d+) s/ -->", "took 284 s",
-                 "unmarked number \"284\""),
-                ("- `results/sweep/` — a sweep:", "- `results/sweep/` — a sweep of three points:", "unmarked number \"three\""),
-                ("- `results/sweep/` — a sweep:", "- `results/sweep/` — a sweep, on the Zen 4, all PASS:",
-                 "unmarked CPU label \"Zen 4\""),
-                ("- `results/sweep/` — a sweep:", "- `results/sweep/` — a sweep, all PASS:", "unmarked status \"PASS\"")):
-            with self.subTest(new=new):
-                self.tearDown()
-                self.setUp()
-                self.assert_caught(old, new, message)
+        self.assert_each_caught([
+            ("took 284 s<!-- figure: results/demo/COMMAND; /wall time (\\d+) s/ -->", "took 284 s",
+             "unmarked number \"284\""),
+            ("- `results/sweep/` — a sweep:", "- `results/sweep/` — a sweep of three points:", "unmarked number \"three\""),
+            ("- `results/sweep/` — a sweep:", "- `results/sweep/` — a sweep, on the Zen 4, all PASS:",
+             "unmarked CPU label \"Zen 4\""),
+            ("- `results/sweep/` — a sweep:", "- `results/sweep/` — a sweep, all PASS:", "unmarked status \"PASS\"")])
 
     def test_counts_and_ratios_are_checked(self):
-        for old, new, message in (
-                ("all three<", "all four<", "variants:count: README says four, the file says 3"),
-                ("  variants ran, two<", "  variants ran, three<",
-                 "variants.*.throughput.median:count>1: README says three, the file says 2"),
-                ("  1.83×<", "  1.90×<", "÷ params.batch_size=64; name=bf16; speedup.median: ratio: README says 1.90, "
+        self.assert_each_caught([
+            ("all three<", "all four<", "variants:count: README says four, the file says 3"),
+            ("  variants ran, two<", "  variants ran, three<",
+             "variants.*.throughput.median:count>1: README says three, the file says 2"),
+            ("  1.83×<", "  1.90×<", "÷ params.batch_size=64; name=bf16; speedup.median: ratio: README says 1.90, "
                                          "the file says 1.83"),
-                ("  100%<", "  90%<", "ratio:percent: README says 90, the file says 100")):
-            with self.subTest(new=new):
-                self.tearDown()
-                self.setUp()
-                self.assert_caught(old, new, message)
+            ("  100%<", "  90%<", "ratio:percent: README says 90, the file says 100")])
 
     def test_a_paragraph_marker_covers_its_paragraph_and_a_sentence_marker_its_sentence(self):
         self.replace("<!-- spec (paragraph): src/alloc.hpp -->", "<!-- spec: src/alloc.hpp -->")
