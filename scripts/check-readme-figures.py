@@ -58,6 +58,9 @@ MARKERS (HTML comments, invisible when rendered)
                                                      a unit goes after the last path: …:percent)
     the whole run took 284 s<!-- figure: results/cpu-seed-table/COMMAND; /wall time (\\d+) s/ -->
 
+  A config's setting is tied to the config the same way:
+    10<!-- figure: configs/ci.json; measure.repetitions --> repetitions
+
   The parts after the file are KEY=VALUE selectors of the row (as {=KEY} cells do; none: PATH is
   read from the file's top level) and, last, the figure's PATH (with an optional :unit). For a
   file that is not JSON or CSV (COMMAND, report.md, output.txt) the one part is /REGEX/, and its
