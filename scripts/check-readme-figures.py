@@ -195,19 +195,19 @@ class checker:
                     mask[i] = " "
         for index in self.fenced:
             blank(self.starts[index], self.starts[index] + len(self.lines[index]))
+        # Code spans, which may run over lines within a paragraph: literal text, markers included.
+        self.spans = [(m.start(), m.end()) for m in re.finditer(r"(`+)(?!`)([\s\S]*?[^`])\1(?!`)", "".join(mask))
+                      if not re.search(r"\n\s*\n", m.group())]
         markers = []
         for m in COMMENT.finditer(self.text):
-            index = self.line_of(m.start())
-            if index in self.fenced or in_code_span(self.lines[index], m.start() - self.starts[index]):
+            if self.line_of(m.start()) in self.fenced or self.in_span(m.start()):
                 continue
             k = MARKER.fullmatch(m.group())
             if k:
                 markers.append((m.start(), m.end(), k.group(1) + ("+" if k.group(2) else ""), k.group(3)))
             blank(m.start(), m.end())
-        # Code spans, which may run over lines within a paragraph.
-        for m in re.finditer(r"(`+)(?!`)([\s\S]*?[^`])\1(?!`)", "".join(mask)):
-            if "\n\n" not in m.group() and not re.search(r"\n\s*\n", m.group()):
-                blank(m.start(), m.end())
+        for a, b in self.spans:
+            blank(a, b)
         for index, line in enumerate(self.lines):
             if index in self.fenced:
                 continue
@@ -216,6 +216,9 @@ class checker:
                 for m in re.finditer(pattern, "".join(mask[base:base + len(line)])):
                     blank(base + m.start(), base + m.end())
         return "".join(mask), markers
+
+    def in_span(self, offset):
+        return any(a < offset < b for a, b in self.spans)
 
     def tokens(self):
         """(start, end, kind, text) of every number, CPU label and status outside literal text."""
@@ -388,8 +391,7 @@ class checker:
         for m in TABLE_MARKER.finditer(self.text):
             rel = m.group(1)
             marker_line = self.text.count("\n", 0, m.start()) + 1
-            if marker_line - 1 in self.fenced or in_code_span(self.lines[marker_line - 1],
-                                                              m.start() - self.starts[marker_line - 1]):
+            if marker_line - 1 in self.fenced or self.in_span(m.start()):
                 continue
             filters = []
             for f in m.group(2).split():
@@ -732,10 +734,6 @@ def fenced_lines(lines):
         elif inside:
             fenced.add(index)
     return fenced
-
-
-def in_code_span(line, pos):
-    return any(m.start() < pos < m.end() for m in re.finditer(r"`[^`]*`", line))
 
 
 def table_body(lines, index):
