@@ -148,7 +148,7 @@ VERSIONED = re.compile(
     r"(?:\b(?:Debian|Ubuntu|g\+\+|gcc|clang|C\+\+|CUDA|cuDNN|torch|LibTorch|PyTorch|Python|CMake|"
     r"transformers|onnxruntime|OpenVINO|Catch2|version|schema_version|issues?|parts?|sections?|"
     r"steps?|lines?|versions|fmt|PR|exit(?:\s+status)?|exits(?:\s+with)?|family|model|stepping|Zen)\s*|#|\bv)$")
-STATUS = re.compile(r"\b(?:PASS|FAIL|SKIPPED|ERROR)(?:e?[sd])?\b")
+STATUS = re.compile(r"\b(?:PASS|FAIL|SKIPPED|ERROR)(?:ED|ES|e?[sd])?\b")
 CPU_LABEL = re.compile(r"\bZen\s?\d\b|\bSapphire Rapids\b|\bCPU (?:is )?unknown\b|\bunknown CPU\b")
 SENTENCE_END = re.compile(r"[.!?][\"”’)*_]*\s+(?=[^\sa-z])")
 
