@@ -41,7 +41,7 @@ const names model_keys{"preset",         "layers",        "hidden",          "he
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed",       "weights",
                        "config",         "torchscript"};
 // With model.config the dimensions come from config.json, so these may not be given too.
-const names hf_dim_keys{"preset",     "layers",        "hidden",          "heads",          "ffn",
+const names hf_dim_keys{"preset",     "layers",        "hidden",          "heads",          "head_dim", "ffn",
                         "vocab_size", "max_positions", "type_vocab_size", "layer_norm_eps", "num_labels",
                         "seed",       "causal"};
 const names workload_keys{"samples", "lengths", "max_length", "seed", "file", "duplicate_fraction",
