@@ -36,12 +36,12 @@ using names = std::vector<std::string>;
 const names root_keys{"schema_version", "name",     "model",    "workload", "measure",  "check",  "device",
                       "threads",        "variants", "baseline", "output",   "scenario", "server", "train",
                       "sweep",          "profile",  "distributed", "device_memory_limit"};
-const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
+const names model_keys{"preset",         "layers",        "hidden",          "heads",      "head_dim", "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed",       "weights",
                        "config",         "torchscript"};
 // With model.config the dimensions come from config.json, so these may not be given too.
-const names hf_dim_keys{"preset",     "layers",        "hidden",          "heads",          "ffn",
+const names hf_dim_keys{"preset",     "layers",        "hidden",          "heads",          "head_dim", "ffn",
                         "vocab_size", "max_positions", "type_vocab_size", "layer_norm_eps", "num_labels",
                         "seed",       "causal"};
 const names workload_keys{"samples", "lengths", "max_length", "seed", "file", "duplicate_fraction",
@@ -579,6 +579,12 @@ class config_reader {
     if (mc.hidden > 0 && mc.heads > 0 && mc.hidden % mc.heads != 0)
       m.add(m.has("heads") ? "heads" : "hidden",
             fmt::format("hidden ({}) must be divisible by heads ({})", mc.hidden, mc.heads));
+    // A known key, refused with the reason rather than as a typo.
+    if (m.has("head_dim"))
+      m.add("head_dim",
+            "not supported: each head is hidden / heads wide, so heads × head_dim = hidden; to trade heads against "
+            "head_dim at a fixed hidden size give model.heads (or sweep the \"heads\" axis); attention narrower "
+            "than hidden comes from pruning heads (a variant's \"pruning\" block)");
     if (backend) check_backend(m, mc.attention, *backend);
   }
 
@@ -962,6 +968,18 @@ class config_reader {
   void read_technique_keys(const object_reader& v, variant_config& vc) {
     for (const auto& key : technique_option_keys()) {
       if (key == "precision" || !v.has(key)) continue;
+      if (const technique_option* block = chosen_option(key, nlohmann::json::object())) {
+        // A block option: an object its technique checks against the run's model.
+        const object_reader b = v.object(key);
+        if (!b.present()) continue;  // not an object: object() logged it
+        bool ok = true;
+        for (auto& [sub, message] : block->check_block(*v.find(key), cfg_.model)) {
+          log_.add(sub.empty() ? v.path(key) : child_path(v.path(key), sub), std::move(message));
+          ok = false;
+        }
+        if (ok) vc.techniques[key] = nlohmann::json(*v.find(key));
+        continue;
+      }
       names values;
       for (const auto* o : technique_options(key)) values.push_back(o->value);
       if (auto value = v.choice(key, values)) vc.techniques[key] = *value;
@@ -973,11 +991,11 @@ class config_reader {
     std::vector<std::string> chosen;  // "key": "value" of each registered value the variant chose
     std::vector<const technique_option*> options;
     for (const auto& [key, value] : vc.techniques)
-      if (value.is_string())
-        if (const technique_option* o = find_technique_option(key, value.get<std::string>())) {
-          chosen.push_back(fmt::format("{}: {}", quote(key), quote(value.get<std::string>())));
-          options.push_back(o);
-        }
+      if (const technique_option* o = chosen_option(key, value)) {
+        chosen.push_back(value.is_string() ? fmt::format("{}: {}", quote(key), quote(value.get<std::string>()))
+                                           : quote(key));
+        options.push_back(o);
+      }
     if (options.size() > 1 && !owning_option(options)) {
       // What each of them does combine with, so the message says what would work.
       std::vector<std::string> combinable;
@@ -989,10 +1007,9 @@ class config_reader {
                         combinable.empty() ? "" : fmt::format(" (combinable: {})", join(combinable))));
     }
     for (const auto& [key, value] : vc.techniques) {
-      if (!value.is_string()) continue;
-      const technique_option* o = find_technique_option(key, value.get<std::string>());
+      const technique_option* o = chosen_option(key, value);
       if (!o) continue;
-      const std::string what = fmt::format("{} {}", quote(key), quote(o->value));
+      const std::string what = o->is_block() ? quote(key) : fmt::format("{} {}", quote(key), quote(o->value));
       if (std::find(o->scenarios.begin(), o->scenarios.end(), cfg_.scenario) == o->scenarios.end())
         v.add(key, fmt::format("{} runs in the {} scenario{} only, not in {}", what, join(o->scenarios),
                                o->scenarios.size() == 1 ? "" : "s", quote(cfg_.scenario)));

@@ -18,12 +18,15 @@ using ordered_json = nlohmann::ordered_json;
 constexpr size_t max_values_per_axis = 1000;
 constexpr size_t max_points = 10000;
 
-const std::vector<std::string> numeric_axes{"batch_size", "max_tokens", "max_length",
-                                            "length",     "samples",    "threads"};
-const std::vector<std::string> all_axes{"batch_size", "max_tokens", "max_length", "length", "samples",
-                                        "preset",     "attention",  "precision",  "threads"};
+const std::vector<std::string> numeric_axes{"batch_size", "max_tokens", "max_length", "length",
+                                            "samples",    "threads",    "heads",      "prune_heads"};
+const std::vector<std::string> all_axes{"batch_size", "max_tokens", "max_length", "length",  "samples",    "preset",
+                                        "attention",  "precision",  "threads",    "heads",   "prune_heads"};
 // Slowest-varying first: rebuilding the model costs most, re-measuring the matmul ceiling next.
-const std::vector<std::string> setup_axes{"preset", "threads"};
+const std::vector<std::string> setup_axes{"preset", "heads", "threads"};
+// What a sweep's chart (sweep.svg) may plot against its first varying axis: throughput, or the
+// output check's per-sample cosine to the baseline (report/sweep_writers.hpp).
+const std::vector<std::string> chart_values{"throughput", "cosine_mean", "cosine_min"};
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
@@ -155,6 +158,21 @@ void apply_param(ordered_json& doc, const std::string& axis, const ordered_json&
       }
     }
     if (!used) throw input_error(path, "no variant uses dynamic batching, so max_tokens changes nothing");
+  } else if (axis == "heads") {
+    // At the model's hidden size: head_dim = hidden / heads (the parser checks that it divides).
+    auto& model = object_at(doc, "model");
+    if (model.contains("config") || model.contains("torchscript"))
+      throw input_error(path, "cannot change the heads of a real model (model.config, model.torchscript): its "
+                              "weights fix them");
+    model["heads"] = value;
+  } else if (axis == "prune_heads") {
+    bool used = false;
+    for (auto& v : variants)
+      if (v.is_object() && v.contains("pruning") && v["pruning"].is_object()) {
+        v["pruning"]["heads"] = value;
+        used = true;
+      }
+    if (!used) throw input_error(path, "no variant has a \"pruning\" block whose heads it could set");
   } else if (axis == "attention" || axis == "precision") {
     for (auto& v : variants) {
       if (!v.is_object()) continue;
@@ -200,7 +218,12 @@ sweep_config read_sweep(const ordered_json& block, std::vector<problem>& problem
     return sweep;
   }
   for (const auto& [key, value] : block.items())
-    if (key != "axes" && key != "variants") add("sweep." + key, "unknown key; allowed keys: axes, variants");
+    if (key != "axes" && key != "variants" && key != "chart")
+      add("sweep." + key, "unknown key; allowed keys: axes, variants, chart");
+  // Read by the sweep's writers from the document (sweep_chart_of); checked here with the rest.
+  if (const auto chart = block.find("chart"); chart != block.end())
+    if (!chart->is_string() || !std::count(chart_values.begin(), chart_values.end(), chart->get<std::string>()))
+      add("sweep.chart", fmt::format("expected one of {}; got {}", fmt::join(chart_values, ", "), chart->dump()));
   const auto axes = block.find("axes");
   if (axes == block.end()) {
     add("sweep.axes", "required: an object of axis name → values");

@@ -37,6 +37,15 @@ const technique_option* find_technique_option(const std::string& key, const std:
   return nullptr;
 }
 
+const technique_option* chosen_option(const std::string& key, const nlohmann::json& value) {
+  if (value.is_string()) return find_technique_option(key, value.get<std::string>());
+  if (!value.is_object()) return nullptr;
+  const std::lock_guard<std::mutex> lock(catalog_mutex());
+  for (const auto& o : catalog())
+    if (o.key == key && o.is_block()) return &o;
+  return nullptr;
+}
+
 const technique_option* owning_option(const std::vector<const technique_option*>& chosen) {
   for (const technique_option* o : chosen) {
     const bool covers_others = std::all_of(chosen.begin(), chosen.end(), [o](const technique_option* other) {

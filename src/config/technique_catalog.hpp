@@ -5,9 +5,14 @@
 // "linear": "packed" (techniques/packed_linear.cpp). A variant may choose one registered value.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
 
 namespace attnbench {
 
@@ -30,6 +35,14 @@ struct technique_option {
   // variant is refused (one technique per variant).
   std::vector<std::pair<std::string, std::string>> combines_with;
   bool torchscript = false;  // applies to a TorchScript model (which has its own weights and dtype)
+  // A block option: the key takes an object ("pruning": {"heads": 2, "by": "weight-norm"}) instead
+  // of one of registered strings, and `value` only names the option in messages. The parser hands
+  // the object and the run's model to check_block, which returns its problems as (key inside the
+  // block, message); the object is kept as written in variant_config::techniques.
+  std::function<std::vector<std::pair<std::string, std::string>>(const nlohmann::ordered_json& block,
+                                                                 const model_config& model)>
+      check_block;
+  bool is_block() const { return static_cast<bool>(check_block); }
 };
 
 // Called from a static initializer of the technique's file. A (key, value) registered twice is a
@@ -38,6 +51,10 @@ void register_technique_option(technique_option option);
 
 // The option registered for (key, value), or null.
 const technique_option* find_technique_option(const std::string& key, const std::string& value);
+
+// The option a variant's value for `key` chose: a string names a registered value, an object is
+// the key's block option (technique_option::check_block). Null for anything else.
+const technique_option* chosen_option(const std::string& key, const nlohmann::json& value);
 
 // Of the registered options a variant chose (one per key), the one whose technique runs it: the only
 // one, or the one that combines with every other (technique_option::combines_with); null when

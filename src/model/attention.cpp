@@ -63,11 +63,14 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const attention
                                          const attention_settings& how) {
   const int64_t batch = x.size(0);
   const int64_t seq = x.size(1);
+  // The heads the projections hold: heads_, or fewer once pruned (model/head_pruning.hpp slices
+  // the weights in place), when attention's width h·d is narrower than hidden.
+  const int64_t heads = qkv_->weight.size(0) / (3 * head_dim_);
   torch::Tensor q, k, v;
   {
     RECORD_USER_SCOPE("attention.qkv_proj");
-    auto qkv = linear_forward(qkv_, qkv_packed_, x)                // (B, S, 3H)
-                   .view({batch, seq, 3, heads_, head_dim_})       // (B, S, 3, h, d)
+    auto qkv = linear_forward(qkv_, qkv_packed_, x)                // (B, S, 3·h·d)
+                   .view({batch, seq, 3, heads, head_dim_})        // (B, S, 3, h, d)
                    .permute({2, 0, 3, 1, 4});                      // (3, B, h, S, d)
     q = qkv[0];
     k = qkv[1];
@@ -77,7 +80,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const attention
                           : how.kind == attention_kind::custom ? custom_core(q, k, v, mask, how)
                                                                : sdpa_core(q, k, v, mask, how);  // (B, h, S, d)
   RECORD_USER_SCOPE("attention.out_proj");
-  context = context.transpose(1, 2).reshape({batch, seq, hidden_});  // (B, S, H)
+  context = context.transpose(1, 2).reshape({batch, seq, heads * head_dim_});  // (B, S, h·d); out_proj → (B, S, H)
   return linear_forward(out_proj_, out_packed_, context);
 }
 

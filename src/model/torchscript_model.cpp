@@ -70,9 +70,8 @@ std::string torchscript_model::weight_checksum() const {
 }
 
 std::string torchscript_unsupported(const std::string& technique, const nlohmann::json& value) {
-  if (value.is_string())
-    if (const technique_option* o = find_technique_option(technique, value.get<std::string>()))
-      return o->torchscript ? "" : "unsupported for TorchScript models";
+  if (const technique_option* o = chosen_option(technique, value))
+    return o->torchscript ? "" : "unsupported for TorchScript models";
   return technique == "offload" || technique == "checkpointing" || technique == "parallel" ||
                  technique == "pipeline"
              ? "unsupported for TorchScript models"

@@ -28,6 +28,7 @@ struct sweep_result {
   int schema_version = results_schema_version;
   std::string name;
   std::vector<sweep_axis_result> axes;
+  std::string chart = "throughput";  // what sweep.svg plots: the config's sweep.chart
   std::vector<sweep_point_result> points;  // in the order they ran
   int64_t points_planned = 0;              // in the grid: more than points.size() when stopped early
   bool complete = true;                    // as run_result::complete

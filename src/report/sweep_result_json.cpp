@@ -51,6 +51,7 @@ ojson sweep_result_to_json(const sweep_result& sweep) {
           {"incomplete_reason", sweep.incomplete_reason},
           {"points_planned", sweep.points_planned},
           {"axes", axes},
+          {"chart", sweep.chart},
           {"points", points}};
 }
 
@@ -73,6 +74,8 @@ sweep_result sweep_result_from_json(const ojson& j) {
       throw input_error("points_planned", "expected a non-negative integer");
     s.points_planned = planned.get<int64_t>();
   }
+  if (const auto chart = j.find("chart"); chart != j.end())  // absent before charts could plot the check
+    s.chart = text(*chart, "chart");
   const ojson& axes = array(field(j, "axes", ""), "axes");
   for (size_t i = 0; i < axes.size(); ++i) {
     const std::string path = fmt::format("axes[{}]", i);

@@ -1,6 +1,7 @@
 #include "report/sweep_writers.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -67,7 +68,9 @@ std::string sweep_markdown(const sweep_result& sweep, const std::string& chart_f
   if (!sweep.points.empty()) {
     out << "First point: " << markdown_environment(sweep.points.front().result) << '\n';
   }
-  if (!chart_file.empty()) out << "![Throughput against the swept axis](" << chart_file << ")\n\n";
+  if (!chart_file.empty())
+    out << "![" << (sweep.chart == "throughput" ? std::string("Throughput") : sweep.chart)
+        << " against the swept axis](" << chart_file << ")\n\n";
 
   // The summary: one row per point and variant; the axes columns only for axes that vary.
   out << "## Summary\n\n";
@@ -80,6 +83,12 @@ std::string sweep_markdown(const sweep_result& sweep, const std::string& chart_f
   for (const char* h : {"Method", "Throughput (samples/s)", "Speedup vs baseline", "Check"})
     head.emplace_back(h);
   for (const char* r : {"---", "---:", "---:", "---"}) rule.emplace_back(r);
+  // A sweep charted by the check's cosine shows it beside the check (a pruning sweep's trade-off).
+  const bool cosine = sweep.chart != "throughput";
+  if (cosine) {
+    head.insert(head.end(), {"Cosine mean", "Cosine min"});
+    rule.insert(rule.end(), {"---:", "---:"});
+  }
   out << "| " << fmt::format("{}", fmt::join(head, " | ")) << " |\n";
   out << "| " << fmt::format("{}", fmt::join(rule, " | ")) << " |\n";
   for (const auto& p : sweep.points) {
@@ -95,6 +104,9 @@ std::string sweep_markdown(const sweep_result& sweep, const std::string& chart_f
         row.push_back(v.status == status_kind::fail ? markdown_cell("FAIL: " + v.reason)
                                                     : to_string(v.check.status));
       }
+      if (cosine)
+        for (double c : {v.check.cosine_mean, v.check.cosine_min})
+          row.push_back(std::isfinite(c) ? fmt::format("{:.5f}", c) : std::string(em_dash));
       out << "| " << fmt::format("{}", fmt::join(row, " | ")) << " |\n";
     }
   }
@@ -131,11 +143,22 @@ std::string sweep_svg(const sweep_result& sweep) {
       }
       if (v.status == status_kind::skipped) continue;
       line_series& s = series[it->second];
+      if (sweep.chart == "cosine_mean" || sweep.chart == "cosine_min") {
+        // The output check's per-sample cosine to the baseline: no interval (one check pass).
+        s.y[xi] = sweep.chart == "cosine_mean" ? v.check.cosine_mean : v.check.cosine_min;
+        continue;
+      }
       s.y[xi] = v.throughput.geomean;
       s.y_low[xi] = v.throughput.geomean_ci_low;
       s.y_high[xi] = v.throughput.geomean_ci_high;
     }
   }
+  if (sweep.chart == "cosine_mean" || sweep.chart == "cosine_min")
+    return svg_line_chart(fmt::format("{}: {} against {}", sweep.name, sweep.chart, x_axis.name), x_axis.name,
+                          x_axis.values,
+                          fmt::format("{} of the outputs to the baseline's (output check)",
+                                      sweep.chart == "cosine_mean" ? "mean per-sample cosine" : "least per-sample cosine"),
+                          series);
   return svg_line_chart(fmt::format("{}: throughput against {}", sweep.name, x_axis.name), x_axis.name,
                         x_axis.values, "samples/s (geometric mean, 95% CI)", series);
 }

@@ -286,23 +286,44 @@ std::vector<int64_t> computed_rows(offline_variant& v, const dataset& data, bool
   return rows;
 }
 
-// The per-pass work of the variant's batches: tokens, padding and forward FLOPs.
+// The forward FLOPs of one pass over the variant's batches.
 // A custom kernel skips padded keys, so its attention is counted over real keys only: the
 // GFLOP/s figure stays the work the hardware did.
-void count_work(const offline_variant& v, const dataset& data, const model_config& m, bool skips_padded_keys,
-                int64_t rows, variant_result& r) {
-  r.batches = static_cast<int64_t>(v.plans.size());
+double pass_flops(const offline_variant& v, const dataset& data, const model_config& m, bool skips_padded_keys,
+                  int64_t pruned_heads) {
   double flops = 0;
   for (const auto& p : v.plans) {
     std::vector<int64_t> lengths;
     for (auto row : p.rows)
       lengths.push_back(static_cast<int64_t>(data.samples[static_cast<std::size_t>(row)].size()));
-    for (auto l : lengths) r.real_tokens += l;
-    r.computed_tokens += p.padded_tokens();
-    flops += skips_padded_keys ? forward_flops_real_keys(m, lengths, p.padded_length)
-                               : forward_flops(m, static_cast<int64_t>(p.rows.size()), p.padded_length);
+    flops += skips_padded_keys
+                 ? forward_flops_real_keys(m, lengths, p.padded_length, pruned_heads)
+                 : forward_flops(m, static_cast<int64_t>(p.rows.size()), p.padded_length, pruned_heads);
   }
-  r.flops_per_pass = flops;
+  return flops;
+}
+
+// The per-pass work of the variant's batches: tokens, padding and forward FLOPs.
+// `pruned_heads`: attention heads per layer the variant's executor runs without
+// (technique::pruned_heads); they are not computed, so they do not count, and the share of the
+// FLOPs they save is a metric.
+void count_work(const offline_variant& v, const dataset& data, const model_config& m, bool skips_padded_keys,
+                int64_t pruned_heads, int64_t rows, variant_result& r) {
+  r.batches = static_cast<int64_t>(v.plans.size());
+  for (const auto& p : v.plans) {
+    for (auto row : p.rows) r.real_tokens += static_cast<int64_t>(data.samples[static_cast<std::size_t>(row)].size());
+    r.computed_tokens += p.padded_tokens();
+  }
+  r.flops_per_pass = pass_flops(v, data, m, skips_padded_keys, pruned_heads);
+  if (pruned_heads > 0) {
+    const double full = pass_flops(v, data, m, skips_padded_keys, 0);
+    set_metric(r.metrics, metric{"pruned_flops_saved", 1.0 - r.flops_per_pass / full, metric_unit::share,
+                                 metric_direction::higher_is_better, "flops",
+                                 fmt::format("share of the forward FLOPs (model/flops.hpp) the pruned heads no longer "
+                                             "compute: {:.4g} instead of {:.4g} GFLOP per pass",
+                                             r.flops_per_pass / 1e9, full / 1e9),
+                                 ""});
+  }
   r.padding_efficiency = static_cast<double>(r.real_tokens) / static_cast<double>(r.computed_tokens);
   r.mean_batch_size = static_cast<double>(rows) / static_cast<double>(v.plans.size());
 }
@@ -478,8 +499,9 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
         v.device_weight_bytes = setup_.model->device_bytes() + std::max<int64_t>(0, own);
     }
   }
+  const technique* t = setup_.scripted ? nullptr : technique_for(vc);
   count_work(v, data_, cfg_.model, vc.attention == attention_kind::custom && !setup_.scripted,
-             static_cast<int64_t>(rows.size()), r);
+             t ? t->pruned_heads(vc, cfg_.model) : 0, static_cast<int64_t>(rows.size()), r);
 }
 
 void offline_scenario::check_pass(std::size_t i, variant_result& r) {

@@ -14,6 +14,9 @@ sweep_outcome run_sweep(const config& base, const std::vector<sweep_point>& poin
   sweep_outcome outcome;
   sweep_result& res = outcome.result;
   res.name = base.name;
+  // The chart's quantity, validated by read_sweep (config/sweep.hpp) and kept in the document.
+  if (const auto block = base.raw.find("sweep"); block != base.raw.end() && block->is_object())
+    res.chart = block->value("chart", res.chart);
   for (const auto& axis : base.sweep->axes) {
     sweep_axis_result a{axis.name, {}, is_numeric_axis(axis.name)};
     for (const auto& v : axis.values) a.values.push_back(v.is_string() ? v.get<std::string>() : v.dump());

@@ -24,8 +24,7 @@ void register_technique(std::unique_ptr<technique> t) {
 const technique* technique_for(const variant_config& v) {
   std::vector<const technique_option*> chosen;
   for (const auto& [key, value] : v.techniques)
-    if (value.is_string())
-      if (const technique_option* o = find_technique_option(key, value.get<std::string>())) chosen.push_back(o);
+    if (const technique_option* o = chosen_option(key, value)) chosen.push_back(o);
   if (chosen.empty()) return nullptr;
   const technique_option* o = owning_option(chosen);
   if (!o) throw std::logic_error("variant " + v.name + " chose registered values no one technique runs");

@@ -31,6 +31,9 @@ class technique {
   virtual std::optional<std::string> skip_reason(const variant_config& /*v*/, torch::Device /*device*/) const {
     return std::nullopt;
   }
+  // Attention heads per layer its executor's model lacks against the run's `m`, for the FLOP
+  // count (model/flops.hpp): 0 unless the technique removes some (techniques/head_pruning.cpp).
+  virtual int64_t pruned_heads(const variant_config& /*v*/, const model_config& /*m*/) const { return 0; }
   // Its executor over the run's model (shared with every variant: the technique must not change it).
   virtual std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,
                                                        const variant_config& v, bool causal) const = 0;

@@ -188,3 +188,50 @@ TEST_CASE("axes that cannot apply and unknown variant filters are config errors"
   CHECK_THROWS_WITH(parse_config_text(doc.dump(), "", no_gpu),
                     Contains("sweep.variants[0]: no variant named \"nope\""));
 }
+
+TEST_CASE("the heads axis trades heads against head_dim at the model's hidden size", "[config][sweep][pruning]") {
+  auto doc = base_doc();  // bert-tiny: hidden 128
+  doc["sweep"] = ordered_json::parse(R"({"axes": {"max_length": [64, 128], "heads": [1, 2, 8]}})");
+  const config base = parse_config_text(doc.dump(), "", no_gpu);
+  const auto points = expand_sweep(*base.sweep);
+  const auto configs = sweep_point_configs(base, points, no_gpu);
+  REQUIRE(configs.size() == 6);
+  // A set-up axis (it rebuilds the model): it varies slowest, before max_length.
+  CHECK(points[0].label() == "max_length=64 heads=1");
+  CHECK(points[1].label() == "max_length=128 heads=1");
+  CHECK(configs[0].model.heads == 1);
+  CHECK(configs[5].model.heads == 8);
+  CHECK(configs[5].model.hidden == 128);
+
+  doc["sweep"] = ordered_json::parse(R"({"axes": {"heads": [2, 3]}})");  // 128 / 3 is no head_dim
+  const config bad = parse_config_text(doc.dump(), "", no_gpu);
+  CHECK_THROWS_WITH(sweep_point_configs(bad, expand_sweep(*bad.sweep), no_gpu),
+                    Contains("model.heads: hidden (128) must be divisible by heads (3) (at sweep point heads=3)"));
+
+  doc["sweep"] = ordered_json::parse(R"({"axes": {"heads": [2]}})");
+  doc["model"] = ordered_json::parse(R"({"config": "config.json", "weights": "model.safetensors"})");
+  sweep_config heads_only;
+  heads_only.axes.push_back({"heads", {2}});
+  CHECK_THROWS_WITH(apply_sweep_point(doc, heads_only, expand_sweep(heads_only)[0], "base"),
+                    Contains("cannot change the heads of a real model"));
+}
+
+TEST_CASE("the prune_heads axis sets every pruning block, and the chart is checked", "[config][sweep][pruning]") {
+  auto doc = base_doc();
+  doc["variants"][1]["pruning"] = {{"heads", 1}};
+  sweep_config s;
+  s.axes.push_back({"prune_heads", {1}});
+  const auto point = expand_sweep(s)[0];
+  const auto applied = apply_sweep_point(doc, s, point, "base");
+  CHECK(applied["variants"][1]["pruning"]["heads"] == 1);
+  CHECK_FALSE(applied["variants"][0].contains("pruning"));
+  doc["variants"][1].erase("pruning");
+  CHECK_THROWS_WITH(apply_sweep_point(doc, s, point, "base"),
+                    Contains("sweep.axes.prune_heads: no variant has a \"pruning\" block"));
+
+  CHECK(sweep_problems(ordered_json::parse(R"({"axes": {"batch_size": [1]}, "chart": "cosine_mean"})")).empty());
+  const auto problems = sweep_problems(ordered_json::parse(R"({"axes": {"batch_size": [1]}, "chart": "cosine"})"));
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "sweep.chart");
+  CHECK(problems[0].message == "expected one of throughput, cosine_mean, cosine_min; got \"cosine\"");
+}
