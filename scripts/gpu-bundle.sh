@@ -85,7 +85,7 @@ strip --strip-unneeded "$STAGE"/lib/* 2>/dev/null || true
 glibc_needed=$(objdump -T "$STAGE"/bin/* "$STAGE"/lib/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
 mkdir -p "$DIR"
 rm -f "$DIR/bundle.tar.xz" "$DIR/MANIFEST.txt"
-tar -C "$STAGE" -cf - bin lib fallback | xz -T2 -3 >"$DIR/bundle.tar.xz"
+tar -C "$STAGE" -cf - bin lib fallback | xz -T2 -1 >"$DIR/bundle.tar.xz"
 {
   echo "attnbench GPU bundle (scripts/gpu-bundle.sh)"
   echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
