@@ -106,7 +106,9 @@ if [ "$REHEARSE" = 1 ]; then
   echo "gpu-check: the device would return: $(echo $back)" >&2
   [ "$(echo "$back" | grep -c .)" -le 8 ] || { echo "gpu-check: more than 8 files under the pack folder" >&2; rc=1; }
   [ "$back" = "$(printf './SUMMARY.md\n./gpu-check.tar.gz')" ] || { echo "gpu-check: the pack folder should hold gpu-check.tar.gz and SUMMARY.md" >&2; rc=1; }
-  if ! tar -tzf "$T/pack/gpu-check.tar.gz" | grep -q '/SUMMARY.md$'; then
+  # The listing first: under pipefail, grep -q closing the pipe early would fail tar (SIGPIPE).
+  listing=$(tar -tzf "$T/pack/gpu-check.tar.gz" 2>&1)
+  if ! grep -q '/SUMMARY.md$' <<<"$listing"; then
     echo "gpu-check: the archive holds no SUMMARY.md" >&2
     rc=1
   fi
