@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #ifdef ATTNBENCH_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -17,6 +19,24 @@ constexpr const char* not_built =
     "(ATTNBENCH_CUDA_KERNELS=OFF)";
 
 }  // namespace
+
+std::optional<std::string> key_lengths_problem(const torch::Tensor& lengths, int64_t seq) {
+  TORCH_CHECK(lengths.device().is_cpu() && lengths.scalar_type() == torch::kLong && lengths.is_contiguous(),
+              "key_lengths_problem takes contiguous int64 lengths in host memory");
+  const int64_t* l = lengths.data_ptr<int64_t>();
+  for (int64_t i = 0; i < lengths.numel(); ++i)
+    if (l[i] < 1 || l[i] > seq)
+      return fmt::format("cuda-flash2: every key length must lie in [1, {}]; sample {} has {}", seq, i, l[i]);
+  return std::nullopt;
+}
+
+std::string launch_failure_message(const std::string& pending, const std::string& launch) {
+  if (!pending.empty())
+    return fmt::format("cuda-flash2 was not launched: a CUDA error was already pending from earlier work on this "
+                       "thread ({}); it is not this kernel's",
+                       pending);
+  return fmt::format("cuda-flash2: the kernel launch failed: {}", launch);
+}
 
 bool cuda_flash_attention_built() {
 #ifdef ATTNBENCH_WITH_CUDA_KERNELS
@@ -52,10 +72,15 @@ torch::Tensor cuda_flash_attention(const torch::Tensor& q, const torch::Tensor& 
   if (key_lengths.defined()) {
     TORCH_CHECK(key_lengths.dim() == 1 && key_lengths.size(0) == batch, "cuda-flash2: key_lengths must be (",
                 batch, "); got ", key_lengths.sizes());
-    lengths = key_lengths.to(q.device(), torch::kLong).contiguous();
-    const int64_t lo = lengths.min().item<int64_t>(), hi = lengths.max().item<int64_t>();
-    TORCH_CHECK(lo >= 1 && hi <= seq, "cuda-flash2: every key length must lie in [1, ", seq, "]; got [", lo, ", ",
-                hi, "]");
+    // No device sync per call: host lengths are checked here, then copied without waiting; device
+    // lengths are never read back (their maker checks them, and the kernel clamps to [1, S]).
+    if (!key_lengths.is_cuda()) {
+      const auto host = key_lengths.to(torch::kLong).contiguous();
+      if (auto why = key_lengths_problem(host, seq)) TORCH_CHECK(false, *why);
+      lengths = host.to(q.device(), torch::kLong, /*non_blocking=*/true);
+    } else {
+      lengths = key_lengths.to(q.device(), torch::kLong).contiguous();
+    }
   }
   torch::Tensor out = torch::empty({batch, seq, heads, dim}, q.options());  // (B, S, H, D)
   if (out.numel() == 0) return out.transpose(1, 2);
@@ -80,8 +105,11 @@ torch::Tensor cuda_flash_attention(const torch::Tensor& q, const torch::Tensor& 
   p.o_stride[1] = out.stride(2);
   p.o_stride[2] = out.stride(1);
   p.key_lengths = lengths.defined() ? lengths.data_ptr<int64_t>() : nullptr;
-  const int err = kernels::cuda_flash2_forward(p, at::cuda::getCurrentCUDAStream().stream());
-  TORCH_CHECK(err == 0, "cuda-flash2: the kernel launch failed: ", kernels::cuda_flash2_error_string(err));
+  int pending = 0;
+  const int err = kernels::cuda_flash2_forward(p, at::cuda::getCurrentCUDAStream().stream(), &pending);
+  if (err != 0)
+    TORCH_CHECK(false, launch_failure_message(pending != 0 ? kernels::cuda_flash2_error_string(pending) : "",
+                                              kernels::cuda_flash2_error_string(err)));
   return out.transpose(1, 2);  // (B, H, S, D)
 #endif
 }

@@ -15,17 +15,23 @@
 //      p = 2^(c·s − m'), α = 2^(m − m'), l = α·l + Σp, O = α·O, P rounded to fp16/bf16;
 //   4. O += P·V with WMMA, O accumulated in fp32 in shared memory.
 // At the end out = O / l. Blocks after a sample's last real key are never loaded; causal tiles
-// stop at their last row.
+// stop at their last row and are issued heaviest first.
 //
 // Napkin math (S = 4096, D = 128, B·H = 32, not causal): 4·B·H·S²·D = 275 GFLOP and
 // 4·B·H·S·D·2 bytes = 134 MB of q, k, v, out — compute-bound by three orders of magnitude; the
 // shared-memory round trip of S and P (4 bytes + 2 bytes per score per pass) is what this
-// simpler kernel pays against FlashAttention-2's register-resident softmax.
+// simpler kernel pays against FlashAttention-2's register-resident softmax. kernels/README.md
+// ("how fast it can be") counts it all: 122 KB of shared memory per warp and 64-key block at
+// D = 128, 4.3 FLOP a byte, a bound near 60-80 TFLOP/s on an H200 (unmeasured), and the plan
+// (mma.sync m16n8k16 with S/P/O in registers, Q held, cp.async double buffering, 128-row tiles).
 //
 // Built for sm_90 (plus PTX) by CMake when nvcc and LibTorch's CUDA build are present; validated
 // against the float64 reference and LibTorch's flash backend by the [gpu] test in
 // tests/kernels/test_cuda_flash_attention.cpp, timed by `attnbench attention --device cuda`.
 #include "flash2_launch.hpp"
+
+#include <atomic>
+#include <cstdint>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -90,8 +96,14 @@ __global__ void __launch_bounds__(threads) flash2_forward(cuda_flash_problem p) 
   float* o_all = reinterpret_cast<float*>(smem + L::q_bytes + 2 * L::kv_bytes + L::s_bytes + L::p_bytes);
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t b = blockIdx.z, h = blockIdx.y, q0 = int64_t{blockIdx.x} * block_q;
-  const int64_t len = p.key_lengths ? p.key_lengths[b] : p.seq;
+  // Causal: tile t reads keys [0, 64·(t + 1)), so the last tile is the heaviest. The grid is
+  // issued in blockIdx order: launching the heaviest tiles first lets the light ones fill the
+  // multiprocessors at the end instead of leaving a tail of heavy tiles on a few of them.
+  const int64_t tile = p.causal ? int64_t{gridDim.x} - 1 - blockIdx.x : int64_t{blockIdx.x};
+  const int64_t b = blockIdx.z, h = blockIdx.y, q0 = tile * block_q;
+  // Device-resident lengths are not read back on the host (that would be a sync per call): a
+  // length outside [1, S] is clamped here, so no key outside the sample is ever read.
+  const int64_t len = p.key_lengths ? max(int64_t{1}, min(p.seq, p.key_lengths[b])) : p.seq;
   const int64_t kv_end = p.causal ? min(len, min(p.seq, q0 + block_q)) : len;
   const float c = p.scale * 1.4426950408889634f;  // log2(e)
 
@@ -107,7 +119,6 @@ __global__ void __launch_bounds__(threads) flash2_forward(cuda_flash_problem p) 
   // Two lanes per row: lane 2r and 2r+1 own row r, columns [32·half, 32·half + 32).
   const int row = lane / 2, half = lane % 2;
   const int64_t query = q0 + warp * 16 + row;
-  const int64_t warp_last_query = q0 + warp * 16 + 15;
   float m = -INFINITY, l = 0.0f;
 
   for (int64_t j0 = 0; j0 < kv_end; j0 += block_k) {
@@ -115,7 +126,9 @@ __global__ void __launch_bounds__(threads) flash2_forward(cuda_flash_problem p) 
     stage_rows<E, D>(k_s, k, p.k_stride[2], j0, block_k, kv_end);
     stage_rows<E, D>(v_s, v, p.v_stride[2], j0, block_k, kv_end);
     __syncthreads();
-    if (p.causal && j0 > warp_last_query) continue;  // every key of the block is after this warp's rows
+    // No "every key of the block is after this warp's rows" skip: causal kv_end ≤ q0 + 64 and
+    // j0 is a multiple of 64, so j0 ≤ q0 ≤ every warp's first row; the block always holds one of
+    // its keys at or before each row (issue 30 removed such a dead `continue`).
 
     // 2. S (16 × 64) = Q_w (16 × D) · Kᵀ (D × 64)
     for (int n = 0; n < block_k / 16; ++n) {
@@ -185,10 +198,25 @@ __global__ void __launch_bounds__(threads) flash2_forward(cuda_flash_problem p) 
   }
 }
 
+// cudaFuncSetAttribute once per device and instantiation, not per launch (it is a driver call on
+// the host path of every timed call otherwise). Devices past the 64 a mask holds set it every time.
+template <class E, int D>
+cudaError_t raise_shared_limit(int bytes) {
+  static std::atomic<std::uint64_t> raised{0};
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
+  if (bit != 0 && (raised.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
+  err = cudaFuncSetAttribute(flash2_forward<E, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (err == cudaSuccess && bit != 0) raised.fetch_or(bit, std::memory_order_acq_rel);
+  return err;
+}
+
 template <class E, int D>
 cudaError_t launch(const cuda_flash_problem& p, cudaStream_t stream) {
   constexpr int bytes = layout<D>::total;
-  cudaError_t err = cudaFuncSetAttribute(flash2_forward<E, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  cudaError_t err = raise_shared_limit<E, D>(bytes);
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>((p.seq + block_q - 1) / block_q), static_cast<unsigned>(p.heads),
                   static_cast<unsigned>(p.batch));
@@ -198,7 +226,13 @@ cudaError_t launch(const cuda_flash_problem& p, cudaStream_t stream) {
 
 }  // namespace
 
-int cuda_flash2_forward(const cuda_flash_problem& p, void* stream) {
+int cuda_flash2_forward(const cuda_flash_problem& p, void* stream, int* pending_error) {
+  // An error left by earlier work (an asynchronous fault, another launch that failed) would be
+  // taken and cleared by the cudaGetLastError after this launch and reported as this kernel's.
+  // Take it first and hand it back as what it is; launch nothing on top of it.
+  const cudaError_t pending = cudaGetLastError();
+  if (pending_error) *pending_error = static_cast<int>(pending);
+  if (pending != cudaSuccess) return static_cast<int>(pending);
   const auto s = static_cast<cudaStream_t>(stream);
   if (p.head_dim == 64) return p.bf16 ? launch<__nv_bfloat16, 64>(p, s) : launch<__half, 64>(p, s);
   if (p.head_dim == 128) return p.bf16 ? launch<__nv_bfloat16, 128>(p, s) : launch<__half, 128>(p, s);

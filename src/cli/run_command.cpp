@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <torch/cuda.h>
 
 #include "cli/console.hpp"
 #include "cli/validate_command.hpp"
@@ -25,6 +26,7 @@
 #include "parallel/distributed_world.hpp"
 #include "parallel/rank_env.hpp"
 #include "core/device.hpp"
+#include "core/process_device.hpp"
 #include "runner/resume_state.hpp"
 #include "runner/runner.hpp"
 #include "runner/sweep_runner.hpp"
@@ -59,13 +61,12 @@ fs::path metrics_file(const fs::path& dir, const std::optional<rank_env>& env) {
 }
 
 // The live monitor's view of the run, and the progress line with the variant's current throughput.
-void watch(run_options& ro, live_monitor& monitor, console& out, const config& cfg) {
+void watch(run_options& ro, live_monitor& monitor, console& out, torch::Device device) {
   ro.observer = &monitor;
   ro.on_progress = [&monitor, &out](const progress_event& e) {
     monitor.on_progress(e);
     out.progress(e, monitor.last_throughput(e.variant));
   };
-  const torch::Device device = resolve_device(cfg.device);
   if (device.is_cuda()) monitor.watch_cuda_device(device.has_index() ? device.index() : 0);
   if (monitor.enabled()) out.info("attnbench: live metrics at " + monitor.endpoint());
 }
@@ -191,7 +192,7 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
   ro.on_log = [&](const std::string& s) { out.log(s); };
   if (!opts.perturb.empty()) ro.perturb_variant = opts.perturb;
   live_monitor monitor(opts.monitor, cfg.name, std::nullopt);
-  watch(ro, monitor, out, cfg);
+  watch(ro, monitor, out, resolve_device(cfg.device));
   out.info(fmt::format("attnbench: sweeping {} over {} points on {}", cfg.name, points.size(), cfg.device));
   const sweep_outcome outcome = run_sweep(cfg, points, configs, ro, [&](size_t i, size_t n, const std::string& label) {
     out.finish_progress();
@@ -335,10 +336,16 @@ int run_run(const run_command_options& opts) {
     out.info(fmt::format("attnbench: resuming {} in {}: {} complete round{} kept", cfg.name, dir.string(),
                          lr.from ? lr.from->rounds : 0, lr.from && lr.from->rounds == 1 ? "" : "s"));
   live_monitor monitor(opts.monitor, cfg.name, env ? std::optional<int>(env->rank) : std::nullopt);
-  watch(ro, monitor, out, cfg);
+  // This process's device: a rank of a GPU run uses cuda:LOCAL_RANK, made current before the
+  // process group exists (NCCL binds its communicator to it) and for everything after.
+  const torch::Device device = process_device(resolve_device(cfg.device),
+                                              env ? std::optional<int>(env->local_rank) : std::nullopt,
+                                              static_cast<int>(torch::cuda::device_count()));
+  const c10::OptionalDeviceGuard device_guard(device.is_cuda() ? std::optional<c10::Device>(device) : std::nullopt);
+  watch(ro, monitor, out, device);
   std::unique_ptr<distributed_world> world;
   if (env) {
-    world = std::make_unique<distributed_world>(*env, cfg.distributed, resolve_device(cfg.device));
+    world = std::make_unique<distributed_world>(*env, cfg.distributed, device);
     ro.world = world.get();
     ro.measure_ceilings = rank0;  // a ceiling is rank 0's to report; measuring it elsewhere only adds noise
     out.info(fmt::format("attnbench: {} ranks joined through {} ({})", env->world_size, world->where(),

@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "config/fp16_training.hpp"
 
 namespace attnbench {
 
@@ -83,6 +84,12 @@ const variant_config* find_variant(const config& c, const std::string& name) {
     if (v.name == name) return &v;
   }
   return nullptr;
+}
+
+std::string fp16_training_refusal() {
+  return "fp16 training needs loss scaling, which attnbench's training step does not do: without it fp16's range "
+         "(smallest normal 6.1e-5) flushes small gradients to zero and overflows large ones, so the gradients "
+         "would be wrong; train in amp-bf16 (bf16 has fp32's range) or fp32";
 }
 
 }  // namespace attnbench

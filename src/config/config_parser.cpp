@@ -20,6 +20,7 @@
 #include "config/byte_size.hpp"
 #include "kernels/kernel_catalog.hpp"
 #include "config/config_defaults.hpp"
+#include "config/fp16_training.hpp"
 #include "config/hf_config.hpp"
 #include "config/profile_config.hpp"
 #include "config/technique_catalog.hpp"
@@ -940,7 +941,9 @@ class config_reader {
     if (backend) check_backend(v, vc.attention, *backend);
     check_kernel(v, vc.attention, vc.kernel);
     check_technique_options(v, vc);
-    if (vc.precision == precision_kind::amp_fp16 && on_cpu_.value_or(false) && !caps_.cpu_amp_fp16)
+    if (vc.precision == precision_kind::amp_fp16 && cfg_.scenario == "train")
+      v.add("precision", fp16_training_refusal());
+    else if (vc.precision == precision_kind::amp_fp16 && on_cpu_.value_or(false) && !caps_.cpu_amp_fp16)
       v.add("precision", fmt::format("amp-fp16 on the CPU needs a LibTorch whose CPU autocast "
                                      "supports float16 (this one does not); device {} runs on "
                                      "the CPU",

@@ -1,9 +1,14 @@
 #include "core/device.hpp"
+#include "core/process_device.hpp"
 
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include <torch/cuda.h>
 #include <torch/version.h>
+
+#include "common/error.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -28,6 +33,17 @@ torch::Device canonical_device(const std::string& spec) {
   torch::Device d(spec);
   if (d.is_cuda() && !d.has_index()) d.set_index(0);
   return d;
+}
+
+torch::Device process_device(torch::Device run_device, std::optional<int> local_rank, int cuda_devices) {
+  if (!run_device.is_cuda() || !local_rank) return run_device;
+  if (*local_rank < 0 || *local_rank >= cuda_devices)
+    throw input_error("LOCAL_RANK",
+                      fmt::format("local rank {} has no GPU of its own: this process sees {} CUDA device{}, and "
+                                  "each rank of a GPU run uses cuda:LOCAL_RANK; start at most {} rank{} per host",
+                                  *local_rank, cuda_devices, cuda_devices == 1 ? "" : "s", cuda_devices,
+                                  cuda_devices == 1 ? "" : "s"));
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(*local_rank));
 }
 
 void synchronize(torch::Device device) {

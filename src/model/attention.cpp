@@ -25,8 +25,11 @@ attention_mask make_attention_mask(const torch::Tensor& padding_mask, bool causa
     mask.key_lengths = real.sum(1).to(torch::kLong);                            // (B)
     const auto prefix = torch::arange(seq, mask.key_lengths.options()).unsqueeze(0) <
                         mask.key_lengths.unsqueeze(1);                          // (B, S)
-    const auto wrong = (prefix != real).any(1).nonzero();
-    TORCH_CHECK(wrong.numel() == 0, "custom attention takes right-padded batches (real tokens first); sample ",
+    // One read-back per forward, here, checks the lengths for every layer's kernel call (which
+    // then trusts them and never syncs): right padding, and at least one real key per sample.
+    const auto wrong = ((prefix != real).any(1) | mask.key_lengths.lt(1)).nonzero();
+    TORCH_CHECK(wrong.numel() == 0,
+                "custom attention takes right-padded batches (real tokens first, at least one); sample ",
                 wrong.numel() ? wrong[0].item<int64_t>() : -1, " of the batch is not");
     return mask;
   }

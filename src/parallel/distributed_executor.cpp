@@ -4,7 +4,9 @@
 #include <chrono>
 
 #include <fmt/format.h>
+#include <torch/cuda.h>
 
+#include "core/process_device.hpp"
 #include "parallel/rank_pass_hook.hpp"
 #include "parallel/shard.hpp"
 #include "stats/summary.hpp"
@@ -32,8 +34,7 @@ class thread_count_scope {
 }  // namespace
 
 torch::Device distributed_executor::rank_device(const distributed_world& world, torch::Device run_device) {
-  if (!run_device.is_cuda()) return run_device;
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.env().local_rank));
+  return process_device(run_device, world.env().local_rank, static_cast<int>(torch::cuda::device_count()));
 }
 
 distributed_executor::distributed_executor(distributed_world& world, const EncoderClassifier& model,

@@ -125,7 +125,12 @@ void distributed_world::join_and_connect(const distributed_config& cfg, std::chr
 #ifdef ATTNBENCH_WITH_NCCL
       auto o = c10d::ProcessGroupNCCL::Options::create();
       o->timeout = timeout;
+      // The rank's own GPU (cuda:LOCAL_RANK, current since run_command's device guard), bound to
+      // the group so its communicator and collectives never default to GPU 0.
+      TORCH_CHECK(device_.is_cuda() && device_.has_index(), "the NCCL backend needs the rank's CUDA device; got ",
+                  device_.str());
       group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env_.rank, env_.world_size, o);
+      group_->setBoundDeviceId(device_);
 #else
       throw input_error("distributed.backend", "this build of attnbench has no NCCL: use \"gloo\"");
 #endif

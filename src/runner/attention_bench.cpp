@@ -32,12 +32,15 @@ double relative_l2(const torch::Tensor& out, const torch::Tensor& ref) {
   return (o - ref).norm().item<double>() / ref.norm().item<double>();
 }
 
-double time_call_ms(const attention_impl& impl, const torch::Tensor& q, const torch::Tensor& k,
-                    const torch::Tensor& v, bool causal, const torch::Tensor& lengths, torch::Device device) {
+// The mean time of `calls` back-to-back calls, in ms. On CUDA: the device's time between two
+// events around all of them, so the host work of each call (dispatch, allocation, checks) overlaps
+// the kernels before it instead of sitting between a start event and the first kernel (at small
+// shapes that host work would be the figure). On the CPU: a host clock around synchronised calls.
+double time_calls_ms(const attention_impl& impl, const torch::Tensor& q, const torch::Tensor& k,
+                     const torch::Tensor& v, bool causal, const torch::Tensor& lengths, torch::Device device,
+                     int64_t calls) {
 #ifdef ATTNBENCH_WITH_CUDA
   if (device.is_cuda()) {
-    // The device's time between two events: a host clock around a synchronised call adds the
-    // launch and the synchronisation (tens of µs, a large share of a short attention kernel).
     // Both events are created (by a first record) and waited for before the timed record.
     at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
     const auto stream = c10::cuda::getCurrentCUDAStream(device.index());
@@ -45,17 +48,17 @@ double time_call_ms(const attention_impl& impl, const torch::Tensor& q, const to
     end.record(stream);
     end.synchronize();
     start.record(stream);
-    impl.run(q, k, v, causal, lengths);
+    for (int64_t c = 0; c < calls; ++c) impl.run(q, k, v, causal, lengths);
     end.record(stream);
     end.synchronize();
-    return static_cast<double>(start.elapsed_time(end));
+    return static_cast<double>(start.elapsed_time(end)) / static_cast<double>(calls);
   }
 #endif
   synchronize(device);
   const auto t0 = clock_type::now();
-  impl.run(q, k, v, causal, lengths);
+  for (int64_t c = 0; c < calls; ++c) impl.run(q, k, v, causal, lengths);
   synchronize(device);
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count() / static_cast<double>(calls);
 }
 
 void bench_one(attention_row& row, const attention_impl& impl, const torch::Tensor& q, const torch::Tensor& k,
@@ -98,9 +101,17 @@ void bench_one(attention_row& row, const attention_impl& impl, const torch::Tens
       row.peak_bytes = memory.peak_bytes();
     }
     for (int64_t w = 0; w < o.warmup; ++w) impl.run(q, k, v, p.causal, lengths);
+    // On CUDA each sample is the mean of enough back-to-back calls to last about
+    // attention_sample_target_ms (from one call timed first); on the CPU one call a sample.
+    const int64_t calls =
+        o.device.is_cuda()
+            ? calls_per_sample(time_calls_ms(impl, q, k, v, p.causal, lengths, o.device, 1),
+                               attention_sample_target_ms, attention_max_calls_per_sample)
+            : 1;
+    if (o.log && calls > 1) o.log(fmt::format("  {}: {} back-to-back calls per timed sample", impl.name, calls));
     std::vector<double> ms;
     for (int64_t r = 0; r < o.repetitions; ++r)
-      ms.push_back(time_call_ms(impl, q, k, v, p.causal, lengths, o.device));
+      ms.push_back(time_calls_ms(impl, q, k, v, p.causal, lengths, o.device, calls));
     row.repetitions = o.repetitions;
     row.median_ms = median(ms);
     row.min_ms = *std::min_element(ms.begin(), ms.end());
@@ -119,6 +130,13 @@ void bench_one(attention_row& row, const attention_impl& impl, const torch::Tens
 }
 
 }  // namespace
+
+int64_t calls_per_sample(double one_call_ms, double target_ms, int64_t max_calls) {
+  if (max_calls < 1) return 1;
+  if (!(one_call_ms > 0)) return max_calls;  // too short to time (or NaN): as many as allowed
+  const double n = std::ceil(target_ms / one_call_ms);
+  return n < 1 ? 1 : n > static_cast<double>(max_calls) ? max_calls : static_cast<int64_t>(n);
+}
 
 double attention_tolerance(const std::string& dtype) {
   if (dtype == "bf16") return attention_tolerance_bf16;
@@ -169,12 +187,15 @@ std::vector<attention_row> run_attention_bench(const attention_bench_options& o)
     const torch::Tensor lengths =
         p.valid == 1.0 ? torch::Tensor() : torch::full({p.batch}, attention_key_length(p), torch::kLong);
     const torch::Tensor ref = reference_attention(q, k, v, p.causal, lengths);  // float64, CPU
+    // On the device once per point, so no timed call copies them (cuda-flash2 then reads them
+    // without a check on the host: they are in [1, S] by construction).
+    const torch::Tensor device_lengths = lengths.defined() ? lengths.to(o.device) : lengths;
     const std::size_t first = rows.size();
     for (const auto& impl : impls) {
       attention_row row;
       row.point = p;
       row.impl = impl.name;
-      bench_one(row, impl, q, k, v, lengths, ref, o);
+      bench_one(row, impl, q, k, v, device_lengths, ref, o);
       rows.push_back(std::move(row));
     }
     double naive_ms = std::nan("");

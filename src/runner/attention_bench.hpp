@@ -9,7 +9,10 @@
 //   3. one call, validated: ‖out − ref‖ / ‖ref‖ must be ≤ the dtype's tolerance (NaN never is)
 //      → otherwise FAIL, not timed; LibTorch's out-of-memory error → OOM; another LibTorch
 //      refusal (no kernel for these inputs) → unsupported;
-//   4. one call under the peak-memory tracker, `warmup` untimed calls, `repetitions` timed ones.
+//   4. one call under the peak-memory tracker, `warmup` untimed calls, `repetitions` timed
+//      samples. On CUDA a sample is N back-to-back calls between two events, divided by N, with
+//      N from one call timed first (calls_per_sample): the host work of a call then overlaps the
+//      kernels queued before it, as in a model's forward, instead of being the figure.
 // Napkin math: forward FLOPs 4·B·H·S²·D (halved when causal), TFLOP/s = FLOPs / median time.
 #pragma once
 
@@ -45,6 +48,14 @@ inline constexpr int attention_ceiling_repeats = 5;  // best of 5 n×n matmuls: 
 // fp32 needs 1.5 GiB and is reported OOM, without taking memory from a shared machine. On CUDA
 // no cap: the device's real out-of-memory error is caught and reported.
 inline constexpr int64_t attention_default_cpu_memory_cap = int64_t{1} << 30;
+
+// On CUDA a timed sample lasts about this long (N calls), at most this many calls.
+inline constexpr double attention_sample_target_ms = 2.0;
+inline constexpr int64_t attention_max_calls_per_sample = 200;
+
+// Back-to-back calls per timed sample: ⌈target / one call⌉ in [1, max_calls]; max_calls when the
+// one call measured no time (or NaN). Pure.
+int64_t calls_per_sample(double one_call_ms, double target_ms, int64_t max_calls);
 
 double attention_tolerance(const std::string& dtype);
 c10::ScalarType attention_dtype(

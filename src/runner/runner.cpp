@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <torch/cuda.h>
 #include <unistd.h>
 
 #include "common/build_info.hpp"
@@ -14,6 +15,7 @@
 #include "common/hash.hpp"
 #include "config/byte_size.hpp"
 #include "core/device.hpp"
+#include "core/process_device.hpp"
 #include "model/encoder.hpp"
 #include "model/hf_weights.hpp"
 #include "model/safetensors.hpp"
@@ -200,7 +202,10 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   const dataset data = make_dataset(cfg.workload, cfg.model);
   check_config_against_workload(cfg, data);
 
-  const torch::Device device = resolve_device(cfg.device);
+  // A rank of a GPU run: cuda:LOCAL_RANK (process_device), not the config's cuda:0.
+  const torch::Device device = process_device(
+      resolve_device(cfg.device), options.world ? std::optional<int>(options.world->env().local_rank) : std::nullopt,
+      static_cast<int>(torch::cuda::device_count()));
   // Every kernel, stream and event of the run belongs to this device, not to device 0.
   const c10::OptionalDeviceGuard device_guard(device.is_cuda() ? std::optional<c10::Device>(device) : std::nullopt);
   if (cfg.threads > 0) at::set_num_threads(static_cast<int>(cfg.threads));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/fp16_training.hpp"
 #include "report/ceilings.hpp"
 
 namespace attnbench {
@@ -99,7 +100,9 @@ amp_decision choose_amp(const environment_info& env) {
 
 void resolve_amp(config& cfg, const environment_info& env) {
   if (!any_amp(cfg)) return;
-  const amp_decision d = choose_amp(env);
+  amp_decision d = choose_amp(env);
+  if (cfg.scenario == "train" && d.precision == precision_kind::amp_fp16)
+    d = declined("fp16", fp16_training_refusal(), env);
   for (auto& v : cfg.variants) {
     if (!v.precision_auto) continue;
     v.precision = d.precision;

@@ -38,7 +38,9 @@ struct amp_decision {
 // fp32. The measured ceilings of fp32 and `considered`, when env holds them, go into the reason.
 amp_decision choose_amp(const environment_info& env);
 
-// Gives every variant written "precision": "amp" its precision and precision_choice.
+// Gives every variant written "precision": "amp" its precision and precision_choice. In the
+// train scenario "amp" never resolves to fp16 (fp16_training_refusal): it runs fp32 there, saying
+// why.
 void resolve_amp(config& cfg, const environment_info& env);
 
 // True when a variant is written "precision": "amp" (resolved or not).

@@ -120,12 +120,29 @@ layer_streamer::layer_streamer(const model_config& model, std::vector<std::vecto
     }
     cuda_->d2h_start.record(stream);
     cuda_->d2h_end.record(stream);
+    // The slots were allocated on the compute stream and are written on the copy stream: tell the
+    // caching allocator, so that freeing a slot (the streamer destroyed, say by a forward that
+    // threw mid-copy) never hands its memory to another tensor while a copy still writes it.
+    for (auto& s : slots_)
+      for (auto& p : s.params) p.record_stream(cuda_->copy_stream.unwrap());
     synchronize(device_);
   }
 #endif
 }
 
-layer_streamer::~layer_streamer() = default;
+layer_streamer::~layer_streamer() {
+#ifdef ATTNBENCH_WITH_CUDA
+  // Copies still in flight read the host weights and write the slots: let them land before
+  // either can go (the host tensors are the caller's, freed right after in an unwinding forward).
+  if (cuda_) {
+    try {
+      cuda_->copy_stream.synchronize();
+    } catch (...) {
+      // A destructor must not throw; a device error here is reported by the next CUDA call.
+    }
+  }
+#endif
+}
 
 int64_t layer_streamer::resident_bound() const { return static_cast<int64_t>(slots_.size()); }
 

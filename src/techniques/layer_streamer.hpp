@@ -8,7 +8,9 @@
 // waits for a slot's copy (wait_for), and a slot is refilled only after the layer that used it has
 // run (release). On the CPU (offload.target "cpu") the slots are separate CPU buffers and the
 // copies are synchronous: every copy is exposed. Either way at most prefetch + 1 offloaded layers
-// are on the device at once: asserted on every load and reported.
+// are on the device at once: asserted on every load and reported. The slots are recorded on the
+// copy stream (record_stream), and the destructor waits for the copy stream, so nothing a copy
+// still writes or reads is freed or reused when a forward throws mid-copy (issue 30).
 //
 // The caller drives the schedule: load() the layers it wants ahead, wait_for() the one it runs,
 // release() it once its work is queued.

@@ -76,3 +76,37 @@ TEST_CASE("cuda-flash2 never reads padded keys", "[gpu][kernels]") {
   const auto after = cuda_flash_attention(q, k, v, false, lengths);
   CHECK(torch::equal(before[0], after[0]));
 }
+
+// Issue 30: the host-side parts, which run without a device.
+TEST_CASE("cuda-flash2 checks host key lengths on the host, naming the sample", "[kernels]") {
+  CHECK_FALSE(key_lengths_problem(torch::tensor({1, 64, 7}, torch::kLong), 64).has_value());
+  const auto over = key_lengths_problem(torch::tensor({64, 65}, torch::kLong), 64);
+  REQUIRE(over.has_value());
+  CHECK_THAT(*over, Catch::Contains("[1, 64]") && Catch::Contains("sample 1 has 65"));
+  const auto zero = key_lengths_problem(torch::tensor({0}, torch::kLong), 8);
+  REQUIRE(zero.has_value());
+  CHECK_THAT(*zero, Catch::Contains("sample 0 has 0"));
+}
+
+TEST_CASE("cuda-flash2 names an error pending before its launch as earlier work's", "[kernels]") {
+  CHECK_THAT(launch_failure_message("an illegal memory access was encountered", "an illegal memory access"),
+             Catch::Contains("not launched") && Catch::Contains("earlier work") &&
+                 Catch::Contains("an illegal memory access was encountered"));
+  CHECK_THAT(launch_failure_message("", "invalid argument"),
+             Catch::Contains("the kernel launch failed: invalid argument") && !Catch::Contains("earlier"));
+}
+
+TEST_CASE("cuda-flash2 clamps device key lengths and never syncs to check them", "[gpu][kernels]") {
+  if (skip_without_kernel()) return;
+  const int64_t s = 130;
+  auto q = torch::randn({2, 2, s, 64}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kHalf));
+  auto k = torch::randn_like(q), v = torch::randn_like(q);
+  // Out of range on the device: clamped to [1, S], so the same as lengths {S, 1}.
+  const auto wild = torch::tensor({s + 50, int64_t{-3}}, torch::kLong).to(torch::kCUDA);
+  const auto tame = torch::tensor({s, int64_t{1}}, torch::kLong);
+  const auto a = cuda_flash_attention(q, k, v, false, wild);
+  const auto b = cuda_flash_attention(q, k, v, false, tame);
+  CHECK(torch::equal(a, b));
+  CHECK_THROWS_WITH(cuda_flash_attention(q, k, v, false, torch::tensor({s + 1, s}, torch::kLong)),
+                    Catch::Contains("sample 0 has 131"));
+}

@@ -131,3 +131,14 @@ TEST_CASE("attention bench: bf16 inputs are validated with the bf16 tolerance", 
     CHECK(r.rel_l2 > attention_tolerance_fp32);  // bf16 arithmetic really is less exact
   }
 }
+
+// Issue 30: on CUDA a timed sample is N back-to-back calls between two events; N from one call.
+TEST_CASE("attention bench: calls per timed sample fill the target, within [1, max]", "[runner]") {
+  CHECK(calls_per_sample(0.01, 2.0, 200) == 200);  // 10 µs calls: capped at 200
+  CHECK(calls_per_sample(0.05, 2.0, 200) == 40);   // 50 µs: 40 calls make 2 ms
+  CHECK(calls_per_sample(0.3, 2.0, 200) == 7);     // rounds up: ⌈6.67⌉
+  CHECK(calls_per_sample(5.0, 2.0, 200) == 1);     // longer than the target: one call
+  CHECK(calls_per_sample(0.0, 2.0, 200) == 200);   // nothing measured: as many as allowed
+  CHECK(calls_per_sample(std::nan(""), 2.0, 200) == 200);
+  CHECK(calls_per_sample(1.0, 2.0, 0) == 1);
+}

@@ -108,3 +108,35 @@ TEST_CASE("amp: resolve_amp sets only the variants written \"amp\"", "[technique
   CHECK(cfg.variants[1].precision == precision_kind::fp32);
   CHECK(cfg.variants[2].precision == precision_kind::amp_bf16);  // explicit stays as written
 }
+
+// Issue 30: no loss scaler, so no fp16 training: an explicit amp-fp16 train variant is refused with
+// the reason, and "amp" on a GPU whose tensor cores have fp16 only trains in fp32, saying why.
+TEST_CASE("amp: fp16 training is refused with its reason (no loss scaling)", "[techniques][precision][config]") {
+  const std::string train = R"({
+    "name": "train-fp16", "scenario": "train", "model": {"preset": "bert-tiny"},
+    "workload": {"samples": 2, "lengths": {"kind": "fixed", "length": 8}},
+    "device": "cpu",
+    "variants": [{"name": "base"}, {"name": "half", "precision": "PRECISION"}],
+    "baseline": "base", "output": {"dir": "unused"}
+  })";
+  const auto with = [&](const std::string& precision) {
+    std::string text = train;
+    text.replace(text.find("PRECISION"), 9, precision);
+    return text;
+  };
+  CHECK_THROWS_WITH(parse_config_text(with("amp-fp16"), "", testing::cpu_only()),
+                    Catch::Contains("variants[1].precision") && Catch::Contains("loss scaling") &&
+                        Catch::Contains("amp-bf16"));
+  CHECK_NOTHROW(parse_config_text(with("amp-bf16"), "", testing::cpu_only()));
+
+  config cfg = parse_config_text(with("amp"), "", testing::cpu_only());
+  resolve_amp(cfg, gpu("7.5"));  // Turing: fp16 tensor cores, no bf16
+  CHECK(cfg.variants[1].precision == precision_kind::fp32);
+  CHECK_THAT(cfg.variants[1].precision_choice, Catch::Contains("runs fp32") && Catch::Contains("loss scaling"));
+  resolve_amp(cfg, gpu("9.0"));  // Hopper: bf16, which trains
+  CHECK(cfg.variants[1].precision == precision_kind::amp_bf16);
+  // Inference keeps fp16 where it is the tensor cores' dtype.
+  cfg.scenario = "offline";
+  resolve_amp(cfg, gpu("7.5"));
+  CHECK(cfg.variants[1].precision == precision_kind::amp_fp16);
+}
