@@ -59,6 +59,9 @@ ojson to_json(const check_result& c) {
           {"top1_agreement_decisive", number(c.top1_agreement_decisive)},
           {"decisive_samples", logits ? ojson(c.decisive_samples) : ojson(nullptr)},
           {"decisive_margin", number(c.decisive_margin)},
+          {"samples", logits && compared ? ojson(c.samples) : ojson(nullptr)},
+          {"predictions_kept", logits && compared ? ojson(c.predictions_kept) : ojson(nullptr)},
+          {"exempt_flips", logits && compared ? ojson(c.exempt_flips) : ojson(nullptr)},
           {"nonfinite", c.nonfinite}};
 }
 
@@ -327,6 +330,13 @@ check_result check_from(const reader& r) {
   c.top1_agreement_decisive = r.number("top1_agreement_decisive");
   c.decisive_samples = r.at("decisive_samples").is_null() ? 0 : r.integer("decisive_samples");
   c.decisive_margin = r.number("decisive_margin");
+  // Absent before predictions were counted (results of older runs): 0 of 0, shown as n/a.
+  const auto count = [&](const char* key) {
+    return r.has(key) && !r.at(key).is_null() ? r.integer(key) : int64_t{0};
+  };
+  c.samples = count("samples");
+  c.predictions_kept = count("predictions_kept");
+  c.exempt_flips = count("exempt_flips");
   c.nonfinite = r.integer("nonfinite");
   return c;
 }
