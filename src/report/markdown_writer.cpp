@@ -157,6 +157,15 @@ void write_environment(const run_result& r, std::ostream& out) {
     const matmul_ceiling& c = e.ceilings[i];
     out << (i ? ", " : "") << fmt::format("{} {} GFLOP/s (n={})", c.dtype, fixed(c.gflops, 1), c.size);
   }
+  if (!e.ceilings.empty() && !e.ceilings.front().sizes.empty()) {
+    // How each was measured, and what it cost: it runs in every run.
+    double cost_s = 0;
+    for (const auto& c : e.ceilings) cost_s += std::isfinite(c.measure_s) ? c.measure_s : 0;
+    const matmul_ceiling& c = e.ceilings.front();
+    out << fmt::format("; each the best of n×n×n GEMMs at n = {}, {} timed repeats each, at {} threads; "
+                       "measuring them took {} s",
+                       fmt::join(c.sizes, ", "), c.repeats, e.threads, fixed(cost_s, 2));
+  }
   out << ".\n";
   const model_info& m = r.model;
   const workload_info& w = r.workload;

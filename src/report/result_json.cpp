@@ -219,7 +219,12 @@ ojson to_json(const variant_result& v) {
 ojson to_json(const environment_info& e) {
   ojson ceilings = ojson::array();
   for (const auto& c : e.ceilings)
-    ceilings.push_back({{"dtype", c.dtype}, {"size", c.size}, {"gflops", number(c.gflops)}});
+    ceilings.push_back({{"dtype", c.dtype},
+                        {"size", c.size},
+                        {"gflops", number(c.gflops)},
+                        {"sizes", c.sizes},
+                        {"repeats", c.repeats},
+                        {"measure_s", number(c.measure_s)}});
   return {{"harness_version", e.harness_version},
           {"git_commit", e.git_commit},
           {"torch_version", e.torch_version},
@@ -556,7 +561,14 @@ environment_info environment_from(const reader& r) {
   const ojson& ceilings = r.array("ceilings");
   for (size_t i = 0; i < ceilings.size(); ++i) {
     const reader c(ceilings[i], fmt::format("{}[{}]", r.path_of("ceilings"), i));
-    e.ceilings.push_back({c.string("dtype"), c.integer("size"), c.number("gflops")});
+    matmul_ceiling m{c.string("dtype"), c.integer("size"), c.number("gflops")};
+    // Absent before a ceiling was the best of several sizes: one size, repeats unrecorded.
+    if (c.has("sizes") && c.at("sizes").is_array())
+      for (const auto& n : c.at("sizes"))
+        if (n.is_number_integer()) m.sizes.push_back(n.get<int64_t>());
+    if (c.has("repeats") && c.at("repeats").is_number_integer()) m.repeats = static_cast<int>(c.integer("repeats"));
+    m.measure_s = c.optional_number("measure_s");
+    e.ceilings.push_back(std::move(m));
   }
   e.config = r.at("config");
   return e;
