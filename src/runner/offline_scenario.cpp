@@ -401,12 +401,14 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
     r.notes.push_back("no effect in inference: no activations are kept");
   batch_cost_model cost = default_planner_calibration(cfg_.model).model;
   if (vc.batching.kind == "dynamic" && vc.batching.planner == planner_kind::cost) {
-    // One fit per compute setting, through the plain path in the variant's precision and attention.
+    // One fit per precision class, through the plain path of the first cost-planned variant of
+    // that class (its precision and attention): a second row that changes the attention, or runs
+    // on worker threads, is planned with the same overhead and so gets the same batches.
     const bool pinned_backend =
         vc.attention == attention_kind::sdpa && vc.backend != sdpa_backend::auto_select;
     const std::string setting = fmt::format("{} {}{}", to_string(vc.precision), to_string(vc.attention),
                                             pinned_backend ? "/" + to_string(vc.backend) : "");
-    auto it = planners_.find(setting);
+    auto it = planners_.find(to_string(vc.precision));
     if (it == planners_.end()) {
       planner_calibration fit = default_planner_calibration(cfg_.model);
       if (setup_.world) {
@@ -420,8 +422,10 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
       } else {
         plain_executor exec(setup_.model->on_device(), setup_.device, vc, cfg_.model.causal);
         fit = calibrate_planner(exec, setting, setup_.device, cfg_.model, data_, vc.batching);
+        fit.method += fmt::format(" (variant \"{}\"; every cost-planned {} variant plans with it)", vc.name,
+                                  to_string(vc.precision));
       }
-      it = planners_.emplace(setting, std::move(fit)).first;
+      it = planners_.emplace(to_string(vc.precision), std::move(fit)).first;
     }
     cost = it->second.model;
     annotate_planner(it->second, r);
@@ -478,8 +482,32 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
         v.device_weight_bytes = setup_.model->device_bytes() + std::max<int64_t>(0, own);
     }
   }
+  note_plan_difference(r.batching, v.plans, r);
   count_work(v, data_, cfg_.model, vc.attention == attention_kind::custom && !setup_.scripted,
              static_cast<int64_t>(rows.size()), r);
+}
+
+void offline_scenario::note_plan_difference(const std::string& batching, const std::vector<batch_plan>& plans,
+                                            variant_result& r) {
+  planned p{r.name, batching, {}};
+  for (const auto& b : plans) p.shape.emplace_back(static_cast<int64_t>(b.rows.size()), b.padded_length);
+  std::sort(p.shape.begin(), p.shape.end());
+  const auto padded = [](const planned& q) {
+    int64_t t = 0;
+    for (const auto& [rows, length] : q.shape) t += rows * length;
+    return t;
+  };
+  for (const auto& q : planned_) {
+    if (q.batching != batching || q.shape == p.shape) continue;
+    // Same batching setting, different batches: whatever else the row changes, its figures also
+    // carry a different plan. Said once, against the first such row.
+    r.notes.push_back(fmt::format(
+        "batch plan differs from \"{}\"'s though both batch as {}: {} batches, {} padded tokens against {} and {}; "
+        "the two rows' difference includes their plans",
+        q.name, batching, p.shape.size(), padded(p), q.shape.size(), padded(q)));
+    break;
+  }
+  planned_.push_back(std::move(p));
 }
 
 void offline_scenario::check_pass(std::size_t i, variant_result& r) {

@@ -69,9 +69,18 @@ class offline_scenario : public scenario_base {
   std::string base_batching_;  // how the baseline batches, for the other variants' descriptions
   std::vector<offline_variant> variants_;
   std::map<std::string, torch::Tensor> outputs_;
-  // The cost planner's model per compute setting ("amp-bf16 sdpa"), fitted when the first
-  // cost-planned variant with that setting is prepared.
+  // The cost planner's model per precision class ("amp-bf16"), fitted when the first cost-planned
+  // variant of that class is prepared: variants that differ in anything else (attention, worker
+  // threads) plan the same batches, so a row that changes one setting runs its parent's plan.
   std::map<std::string, planner_calibration> planners_;
+  // Every prepared variant's batching and the shape of its plan, to say when two rows that batch
+  // alike were handed different plans.
+  struct planned {
+    std::string name, batching;
+    std::vector<std::pair<int64_t, int64_t>> shape;  // sorted (rows, padded length) of every batch
+  };
+  std::vector<planned> planned_;
+  void note_plan_difference(const std::string& batching, const std::vector<batch_plan>& plans, variant_result& r);
 };
 
 }  // namespace attnbench
