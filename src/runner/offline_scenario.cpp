@@ -383,6 +383,27 @@ std::optional<skip_verdict> offline_scenario::skip_reason(std::size_t i, variant
   return std::nullopt;
 }
 
+std::string plan_difference_note(const std::string& other, const std::string& batching,
+                                 const std::vector<batch_plan>& mine, const std::vector<batch_plan>& theirs) {
+  const auto shape = [](const std::vector<batch_plan>& plans) {
+    std::vector<std::pair<int64_t, int64_t>> s;  // (rows, padded length) of every batch, sorted
+    int64_t padded = 0;
+    for (const auto& b : plans) {
+      s.emplace_back(static_cast<int64_t>(b.rows.size()), b.padded_length);
+      padded += b.padded_tokens();
+    }
+    std::sort(s.begin(), s.end());
+    return std::make_pair(s, padded);
+  };
+  const auto [a, a_padded] = shape(mine);
+  const auto [b, b_padded] = shape(theirs);
+  if (a == b) return "";
+  return fmt::format(
+      "batch plan differs from \"{}\"'s though both batch as {}: {} batches, {} padded tokens against {} and {}; "
+      "the difference between the two rows includes their plans",
+      other, batching, a.size(), a_padded, b.size(), b_padded);
+}
+
 // Offloaded variants stream the layers from the host model, data-parallel workers make their own
 // replicas from it; every other variant runs the whole model on the run's device.
 bool offline_scenario::needs_whole_model_on_device(std::size_t i) const {
@@ -482,33 +503,19 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
         v.device_weight_bytes = setup_.model->device_bytes() + std::max<int64_t>(0, own);
     }
   }
-  note_plan_difference(r.batching, v.plans, r);
+  for (const auto& q : planned_) {
+    if (q.batching != r.batching) continue;
+    // Said once, against the first row that batches alike.
+    if (std::string note = plan_difference_note(q.name, r.batching, v.plans, q.plans); !note.empty()) {
+      r.notes.push_back(std::move(note));
+      break;
+    }
+  }
+  planned_.push_back({r.name, r.batching, v.plans});
   count_work(v, data_, cfg_.model, vc.attention == attention_kind::custom && !setup_.scripted,
              static_cast<int64_t>(rows.size()), r);
 }
 
-void offline_scenario::note_plan_difference(const std::string& batching, const std::vector<batch_plan>& plans,
-                                            variant_result& r) {
-  planned p{r.name, batching, {}};
-  for (const auto& b : plans) p.shape.emplace_back(static_cast<int64_t>(b.rows.size()), b.padded_length);
-  std::sort(p.shape.begin(), p.shape.end());
-  const auto padded = [](const planned& q) {
-    int64_t t = 0;
-    for (const auto& [rows, length] : q.shape) t += rows * length;
-    return t;
-  };
-  for (const auto& q : planned_) {
-    if (q.batching != batching || q.shape == p.shape) continue;
-    // Same batching setting, different batches: whatever else the row changes, its figures also
-    // carry a different plan. Said once, against the first such row.
-    r.notes.push_back(fmt::format(
-        "batch plan differs from \"{}\"'s though both batch as {}: {} batches, {} padded tokens against {} and {}; "
-        "the two rows' difference includes their plans",
-        q.name, batching, p.shape.size(), padded(p), q.shape.size(), padded(q)));
-    break;
-  }
-  planned_.push_back(std::move(p));
-}
 
 void offline_scenario::check_pass(std::size_t i, variant_result& r) {
   const variant_config& vc = cfg_.variants[i];

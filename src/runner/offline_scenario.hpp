@@ -40,6 +40,12 @@ struct offline_setup {
   run_observer* observer = nullptr;  // may be null: told of each served request and batch
 };
 
+// What a row's report says when its batches differ from those of `other`, a row that batches
+// alike (`batching`, the two rows' batching description): "" when the plans are the same batches
+// (sizes and padded lengths, in any order: data-parallel workers deal the same batches out).
+std::string plan_difference_note(const std::string& other, const std::string& batching,
+                                 const std::vector<batch_plan>& mine, const std::vector<batch_plan>& theirs);
+
 class offline_scenario : public scenario_base {
  public:
   // cfg and data are borrowed and must outlive the scenario.
@@ -77,10 +83,9 @@ class offline_scenario : public scenario_base {
   // alike were handed different plans.
   struct planned {
     std::string name, batching;
-    std::vector<std::pair<int64_t, int64_t>> shape;  // sorted (rows, padded length) of every batch
+    std::vector<batch_plan> plans;
   };
   std::vector<planned> planned_;
-  void note_plan_difference(const std::string& batching, const std::vector<batch_plan>& plans, variant_result& r);
 };
 
 }  // namespace attnbench

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "config/config_parser.hpp"
+#include "runner/offline_scenario.hpp"
 #include "runner/runner.hpp"
 
 using namespace attnbench;
@@ -140,6 +141,16 @@ TEST_CASE("one change per row: cost-planned rows differing only in attention run
   CHECK_FALSE(says_differs(sdpa));
   // Another batching setting is another plan, and that is the change the row makes: no note.
   CHECK_FALSE(says_differs(named(r, "greedy")));
+}
+
+TEST_CASE("two rows that batch alike but got different plans are told apart in the report", "[runner][one-change]") {
+  const std::vector<batch_plan> a{{{0, 1, 2, 3}, 32}, {{4, 5}, 64}};
+  const std::vector<batch_plan> dealt{{{4, 5}, 64}, {{0, 1, 2, 3}, 32}};  // the same batches, dealt to workers
+  const std::vector<batch_plan> b{{{0, 1}, 32}, {{2, 3}, 32}, {{4, 5}, 64}};
+  CHECK(plan_difference_note("parent", "dynamic(max_tokens=256)", dealt, a).empty());
+  CHECK(plan_difference_note("parent", "dynamic(max_tokens=256)", b, a) ==
+        "batch plan differs from \"parent\"'s though both batch as dynamic(max_tokens=256): 3 batches, 256 padded "
+        "tokens against 2 and 256; the difference between the two rows includes their plans");
 }
 
 TEST_CASE("the server scenario completes within its bounds and checks what it served", "[runner]") {
