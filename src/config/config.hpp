@@ -233,6 +233,7 @@ struct distributed_config {
 struct config {
   int schema_version = config_schema_version;
   std::string name;
+  std::string description;     // free text: what the config measures and why its model is what it is
   std::string source_path;     // the file it was read from ("" for in-memory)
   model_config model;
   workload_config workload;

@@ -35,7 +35,7 @@ using names = std::vector<std::string>;
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
 const names root_keys{"schema_version", "name",     "model",    "workload", "measure",  "check",  "device",
                       "threads",        "variants", "baseline", "output",   "scenario", "server", "train",
-                      "sweep",          "profile",  "distributed", "device_memory_limit"};
+                      "sweep",          "profile",  "distributed", "device_memory_limit", "description"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed",       "weights",
@@ -486,6 +486,7 @@ class config_reader {
       if (!std::all_of(name->begin(), name->end(), is_name_char))
         root_.add("name", "must use only the characters A-Z a-z 0-9 . _ -; got " + quote(*name));
     }
+    if (auto d = root_.string("description")) cfg_.description = *d;  // free text: what the config is for
     cfg_.threads = defaults::threads;
     assign(cfg_.threads, root_.integer("threads", 0));
   }
