@@ -239,7 +239,7 @@ struct matmul_ceiling {
   std::string dtype;              // "fp32", "bf16", "fp16"
   int64_t size = 0;               // n of the n×n×n GEMM that reached the best
   double gflops = not_a_number;   // best of the timed runs over every size
-  std::vector<int64_t> sizes;     // the n measured (empty in files written before sizes were recorded)
+  std::vector<int64_t> sizes{};   // the n measured (empty in files written before sizes were recorded)
   int repeats = 0;                // timed calls per size, after one untimed (0: not recorded)
   double measure_s = not_a_number;  // wall time of measuring this ceiling, warm-ups included
 };
