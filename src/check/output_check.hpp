@@ -6,8 +6,11 @@
 //   - and its relative L2 error ‖out − ref‖₂ / ‖ref‖₂ ≤ tolerance (per precision, from the config).
 // Then, per kind:
 //   - logits (N, num_labels): its top-1 prediction agrees with the baseline's on every decisive
-//     sample, one whose baseline top-2 margin exceeds tolerance × max|ref| (a sample the baseline
-//     itself barely decides may flip under rounding without anything being wrong);
+//     sample. A sample is a coin toss, its flip excused, only when its baseline top-2 margin is
+//     at most twice its own measured logit error e = max_j |out_j − ref_j| and e is within
+//     4 × tolerance × the baseline's RMS logit (4× the per-logit error the tolerance allows, the
+//     per-sample room embeddings get too); every other sample is decisive. The report says how many predictions were kept, k of N, beside
+//     the verdict, and how many flips the rule excused;
 //   - embedding (N, hidden): every sample's cosine similarity to the baseline's is at least
 //     embedding_cosine_bound(tolerance). The relative L2 error is an aggregate over all samples,
 //     so one sample pointing elsewhere hides in it; an argmax over embedding dimensions means

@@ -147,7 +147,7 @@ int run_attention(const attention_command_options& opts) {
       fmt::format("attnbench: attention over {} points on {}", grid_points(o.grid).size(), o.device.str()));
   // The yardstick for "Of ceiling", measured here, in this run, per dtype of the grid.
   for (const auto& dtype : opts.dtype) {
-    const auto c = measure_matmul_ceiling(o.device, attention_dtype(dtype), default_ceiling_size(o.device),
+    const auto c = measure_matmul_ceiling(o.device, attention_dtype(dtype), default_ceiling_sizes(o.device),
                                           attention_ceiling_repeats);
     o.ceilings.push_back({c.dtype, c.gflops});
     out.log(fmt::format("matmul ceiling {}: {:.1f} GFLOP/s ({}³)", c.dtype, c.gflops, c.size));

@@ -22,6 +22,9 @@ inline constexpr int config_schema_version = 1;
 enum class precision_kind { fp32, amp_bf16, amp_fp16 };
 // custom: one of kernels/'s kernels (kernels/kernel_catalog.hpp), named by the variant's `kernel`.
 enum class attention_kind { naive, sdpa, custom };
+// The classifier head of a seeded model: random (BERT's N(0, 0.02), margins near zero) or
+// decisive (fitted to spread its predictions, model/encoder.hpp).
+enum class head_kind { random, decisive };
 enum class sdpa_backend { auto_select, flash, efficient, math, cudnn };
 enum class padding_kind { max_length, longest };
 enum class length_kind { fixed, uniform, lognormal, file };
@@ -55,6 +58,7 @@ struct model_config {
   sdpa_backend backend = sdpa_backend::auto_select;
   bool causal = false;
   uint64_t seed = 0;           // weight initialisation seed
+  head_kind head = head_kind::random;  // seeded weights only
   // Real models (resolved paths; "" when absent). weights + config: a Hugging Face BERT, its
   // dimensions from config.json; torchscript: a TorchScript module (config optional, for shape).
   std::string weights;         // model.safetensors
@@ -229,6 +233,7 @@ struct distributed_config {
 struct config {
   int schema_version = config_schema_version;
   std::string name;
+  std::string description;     // free text: what the config measures and why its model is what it is
   std::string source_path;     // the file it was read from ("" for in-memory)
   model_config model;
   workload_config workload;

@@ -36,11 +36,11 @@ using names = std::vector<std::string>;
 // Keys each object accepts. An unknown key is an error, so a typo never silently becomes a default.
 const names root_keys{"schema_version", "name",     "model",    "workload", "measure",  "check",  "device",
                       "threads",        "variants", "baseline", "output",   "scenario", "server", "train",
-                      "sweep",          "profile",  "distributed", "device_memory_limit"};
+                      "sweep",          "profile",  "distributed", "device_memory_limit", "description"};
 const names model_keys{"preset",         "layers",        "hidden",          "heads",      "head_dim", "ffn",
                        "vocab_size",     "max_positions", "type_vocab_size", "num_labels", "attention",
                        "layer_norm_eps", "sdpa_backend",  "causal",          "seed",       "weights",
-                       "config",         "torchscript"};
+                       "config",         "torchscript",   "head"};
 // With model.config the dimensions come from config.json, so these may not be given too.
 const names hf_dim_keys{"preset",     "layers",        "hidden",          "heads",          "head_dim", "ffn",
                         "vocab_size", "max_positions", "type_vocab_size", "layer_norm_eps", "num_labels",
@@ -487,6 +487,7 @@ class config_reader {
       if (!std::all_of(name->begin(), name->end(), is_name_char))
         root_.add("name", "must use only the characters A-Z a-z 0-9 . _ -; got " + quote(*name));
     }
+    if (auto d = root_.string("description")) cfg_.description = *d;  // free text: what the config is for
     cfg_.threads = defaults::threads;
     assign(cfg_.threads, root_.integer("threads", 0));
   }
@@ -540,7 +541,13 @@ class config_reader {
     mc.backend = defaults::backend;
     mc.causal = defaults::causal;
     mc.seed = defaults::model_seed;
-    if (read_real_model(m, mc)) return;
+    const auto head = m.choice("head", {"random", "decisive"});
+    if (head) mc.head = *head == "decisive" ? head_kind::decisive : head_kind::random;
+    if (read_real_model(m, mc)) {
+      if (mc.head == head_kind::decisive)
+        m.add("head", "\"decisive\" fits the head of seeded weights; a loaded model keeps its own");
+      return;
+    }
     if (auto name = m.choice("preset", preset_names())) {
       mc.preset = *name;
       for (const auto& p : defaults::model_presets) {
@@ -1405,9 +1412,39 @@ class config_reader {
   std::optional<bool> on_cpu_;  // where the device resolves ("auto" by caps); unset if invalid
 };
 
+// Where `text` first nests arrays and objects deeper than `max_depth` (the byte offset of the
+// bracket that does), outside strings; nullopt when it never does. A scan of the bytes, before
+// any parse: a document nested 100,000 deep crashed `validate` (the stack of whatever recursed
+// over it ran out), and a scan bounds every later walk of the document at once.
+std::optional<size_t> nested_too_deep(const std::string& text, int max_depth) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 config parse_config_text(const std::string& text, const std::string& source_path, const device_caps& caps) {
+  if (const auto at = nested_too_deep(text, max_config_depth)) {
+    auto [line, column] = line_and_column(text, *at);
+    throw input_error("", fmt::format("invalid JSON at line {}, column {}: arrays and objects nested deeper than {} "
+                                      "levels (no config needs more than a few)",
+                                      line, column, max_config_depth));
+  }
   ordered_json doc;
   try {
     doc = ordered_json::parse(text);

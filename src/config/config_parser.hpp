@@ -11,6 +11,10 @@
 
 namespace attnbench {
 
+// The deepest nesting of arrays and objects a config may have: the shipped ones nest 5 levels; a
+// deeper document is refused before it is parsed (invalid JSON, exit 2).
+inline constexpr int max_config_depth = 64;
+
 // `source_path` is recorded in the config and anchors a relative workload.file ("" = the
 // current directory). `caps` says which devices and autocast modes this machine supports.
 config parse_config_text(const std::string& text, const std::string& source_path, const device_caps& caps);

@@ -4,6 +4,7 @@
 
 #include "common/hash.hpp"
 #include "model/packed_linear.hpp"
+#include "workload/dataset.hpp"
 
 namespace attnbench {
 namespace {
@@ -13,6 +14,15 @@ constexpr double init_std = 0.02;
 // BERT's dropout probabilities; only active in training mode (inference runs in eval mode).
 constexpr double hidden_dropout = 0.1;
 constexpr double attention_dropout = 0.1;
+
+// The decisive head (model.head "decisive"): fitted on this many seeded probe inputs, drawn like a
+// synthetic workload (lengths uniform in 8..128) from their own stream, never the run's samples.
+constexpr int64_t decisive_probes = 64;
+constexpr int64_t decisive_probe_max_length = 128;
+constexpr uint64_t decisive_probe_stream = 0x5bd1e9955bd1e995ULL;
+// Standard deviation of each logit over the probes: margins of several logit units, against
+// rounding errors of ~0.01–0.1 (bf16), so a changed prediction is rare and means something.
+constexpr double decisive_logit_spread = 4.0;
 
 torch::nn::LayerNormOptions norm_options(const model_config& cfg) {
   return torch::nn::LayerNormOptions({cfg.hidden}).eps(cfg.layer_norm_eps);
@@ -160,6 +170,48 @@ void EncoderClassifierImpl::init_weights(uint64_t seed) {
     }
     p.copy_(values);
   }
+  if (cfg_.head == head_kind::decisive && classifier_) fit_decisive_head(seed);
+}
+
+void EncoderClassifierImpl::fit_decisive_head(uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  workload_config probe;
+  probe.samples = decisive_probes;
+  probe.lengths.kind = length_kind::uniform;
+  probe.lengths.max = std::min(decisive_probe_max_length, cfg_.max_positions);
+  probe.lengths.min = std::min<int64_t>(8, probe.lengths.max);
+  probe.max_length = probe.lengths.max;
+  probe.seed = seed ^ decisive_probe_stream;
+  const dataset d = make_dataset(probe, cfg_);
+  const auto device = classifier_->weight.device();
+  auto ids = torch::zeros({decisive_probes, probe.max_length}, torch::kLong);       // (P, S): [PAD] = 0
+  auto mask = torch::zeros({decisive_probes, probe.max_length}, torch::kBool);      // (P, S)
+  for (int64_t i = 0; i < decisive_probes; ++i) {
+    const auto& s = d.samples[static_cast<std::size_t>(i)];
+    const auto len = static_cast<int64_t>(s.size());
+    ids[i].narrow(0, 0, len).copy_(torch::tensor(s, torch::kLong));
+    mask[i].narrow(0, 0, len).fill_(true);
+  }
+  // The pooled [CLS] features the head reads, in fp32 through the seeded encoder.
+  const auto x = encode(ids.to(device), mask.to(device));
+  const auto pooled = torch::tanh(pooler_(x.select(1, 0))).to(torch::kCPU, torch::kDouble);  // (P, H)
+  const auto mean = pooled.mean(0);                                                            // (H)
+  const auto centred = pooled - mean;
+  // The directions along which the probes' features vary most: class c reads direction c, less
+  // the mean of the class directions (the logits sum to 0), so predictions follow the input.
+  const auto vh = std::get<2>(torch::linalg_svd(centred, /*full_matrices=*/false));  // (min(P, H), H)
+  const int64_t labels = cfg_.num_labels, k = std::min(labels, vh.size(0));
+  auto dirs = torch::zeros({labels, cfg_.hidden}, torch::kDouble);
+  dirs.narrow(0, 0, k).copy_(vh.narrow(0, 0, k));
+  // An SVD direction's sign is arbitrary: fix it so its largest component is positive.
+  const auto pivot = dirs.abs().argmax(1, /*keepdim=*/true);
+  dirs *= dirs.gather(1, pivot).ge(0).to(torch::kDouble).mul(2).sub(1);  // (L, 1): ±1, a zero row +
+  auto w = dirs - dirs.mean(0, /*keepdim=*/true);  // (L, H)
+  const double spread = centred.matmul(w.t()).std().item<double>();
+  if (spread > 0) w *= decisive_logit_spread / spread;
+  const auto b = -w.matmul(mean);  // (L): the probes' mean features sit on every boundary
+  classifier_->weight.copy_(w.to(classifier_->weight.options()));
+  classifier_->bias.copy_(b.to(classifier_->bias.options()));
 }
 
 int64_t parameter_count(torch::nn::Module& module) {

@@ -97,9 +97,16 @@ class EncoderClassifierImpl : public torch::nn::Module {
 
   // Deterministic BERT-style initialisation from `seed`: weights ~ N(0, 0.02), biases 0,
   // LayerNorm weight 1. Independent of the global RNG and of the device.
+  // With model.head "decisive", the classifier is then fitted on seeded probe inputs (not the
+  // run's samples): class c reads the c-th principal direction of the probes' pooled features,
+  // less the classes' mean direction, scaled so each logit's spread over the probes is 4 and
+  // centred on their mean. Predictions follow the input with margins of several logit units,
+  // where BERT's random head gives margins near zero that any rounding flips.
   void init_weights(uint64_t seed);
 
  private:
+  void fit_decisive_head(uint64_t seed);
+
   model_config cfg_;
   attention_settings how_;
   layer_stack layer_stack_;

@@ -81,8 +81,10 @@ void data_parallel_executor::work(worker& w) {
     try {
       // The dispatcher's memory scope counts this thread's allocations too.
       const c10::DebugInfoGuard adopt(context);
-      // Every pass gathers its outputs, timed ones too: a pass ends when they are all back.
-      result = w.shard->run(/*keep_outputs=*/true);
+      // Outputs only when the pass keeps them (the check pass): a timed pass does the work the
+      // plain executor's does, no gathering, concatenation or device-to-host copy besides. It
+      // still ends when every worker has finished its shard.
+      result = w.shard->run(keep_outputs_.load());
     } catch (...) {
       error = std::current_exception();
     }
@@ -94,6 +96,7 @@ void data_parallel_executor::work(worker& w) {
 }
 
 whole_pass data_parallel_executor::do_run_pass(bool keep_outputs) {
+  keep_outputs_.store(keep_outputs);
   const auto t0 = clock_type::now();
   rounds_.run_round(capture_dispatch_context(), static_cast<int64_t>(workers_.size()));
   whole_pass out;
@@ -113,7 +116,10 @@ whole_pass data_parallel_executor::do_run_pass(bool keep_outputs) {
     if (timed_phase()) w.pass_s.push_back(w.last.seconds);
     out.batch_ms.insert(out.batch_ms.end(), w.last.batch_ms.begin(), w.last.batch_ms.end());
     out.allocations += w.last.allocations;
-    if (w.last.outputs.defined()) outputs.push_back(w.last.outputs);
+    if (w.last.outputs.defined()) {
+      outputs.push_back(w.last.outputs);
+      ++worker_outputs_gathered_;
+    }
     out.sample_index.insert(out.sample_index.end(), w.last.sample_index.begin(), w.last.sample_index.end());
   }
   if (!outputs.empty()) out.outputs = torch::cat(outputs);

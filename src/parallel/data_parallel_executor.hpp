@@ -8,6 +8,7 @@
 // one core each, and the thread that started them keeps its own count.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -46,6 +47,9 @@ class data_parallel_executor : public executor_base {
   std::vector<int64_t> worker_threads() const;
   // Each worker's own compute seconds, one per timed pass (check and warm-up passes excluded).
   std::vector<std::vector<double>> worker_pass_seconds() const;
+  // Worker results that carried outputs, over all passes so far (for tests: a timed pass, which
+  // discards its outputs, must not gather them, as the plain executor's does not).
+  int64_t worker_outputs_gathered() const { return worker_outputs_gathered_; }
 
  protected:
   torch::Tensor do_forward(const batch& b) override;
@@ -60,6 +64,9 @@ class data_parallel_executor : public executor_base {
   // One round per pass: every worker runs its shard with the dispatching thread's context
   // (common/thread_sync.hpp: tested under ThreadSanitizer).
   round_dispatch<dispatch_context> rounds_;
+  // Whether the current pass keeps its outputs: set before a round starts, read by the workers in it.
+  std::atomic<bool> keep_outputs_{false};
+  int64_t worker_outputs_gathered_ = 0;
 };
 
 }  // namespace attnbench

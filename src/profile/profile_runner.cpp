@@ -119,6 +119,7 @@ profiled_variant profile_variant(const config& cfg, const variant_config& vc, En
   }
   pv.operators = make_operator_table(events, pc.top);
   pv.breakdown = make_region_breakdown(vc.name, events, device.is_cuda());
+  pv.breakdown.memory_recorded = pc.profile_memory;
   // Per padded length: the steps' events, grouped by the length of the batch each step ran.
   std::map<int64_t, std::vector<trace_event>> by_length;
   for (auto& [step, step_events] : events_by_step(events)) {
@@ -129,6 +130,7 @@ profiled_variant profile_variant(const config& cfg, const variant_config& vc, En
     for (const auto& [seq, group] : by_length) {
       pv.by_length.push_back(make_region_breakdown(vc.name, group, device.is_cuda()));
       pv.by_length.back().seq = seq;
+      pv.by_length.back().memory_recorded = pc.profile_memory;
     }
   write_files_atomic({{vdir / "operators.md", operator_table_markdown(pv.operators)},
                       {vdir / "operators.csv", operator_table_csv(pv.operators)}});

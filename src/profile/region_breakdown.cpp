@@ -27,8 +27,14 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::string mib(int64_t bytes) {
+// A peak in MiB, or n/a when the profiler recorded no memory (profile_memory false).
+std::string mib(int64_t bytes, const region_breakdown& b) {
+  if (!b.memory_recorded) return "n/a";
   return fmt::format("{:.2f}", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+std::string peak_field(int64_t bytes, const region_breakdown& b) {
+  return b.memory_recorded ? std::to_string(bytes) : std::string{};
 }
 
 // The innermost layer containing event i, or -1.
@@ -131,7 +137,7 @@ std::string region_breakdown_markdown(const std::vector<region_breakdown>& varia
       }
       const bool memory = name != unlabelled_region;
       out += fmt::format(" {:.1f}% | {:.3f} | {} |", 100.0 * it->share, per_layer_ms(*it, v),
-                         memory ? mib(it->peak_bytes) : "–");
+                         memory ? mib(it->peak_bytes, v) : "–");
     }
     out += "\n";
   }
@@ -145,7 +151,7 @@ std::string region_breakdown_markdown(const std::vector<region_breakdown>& varia
     out +=
         fmt::format(" 100% | {:.3f} | {} |",
                     v.layers > 0 ? static_cast<double>(v.layer_ns) / 1e6 / static_cast<double>(v.layers) : 0,
-                    mib(v.layer_peak_bytes));
+                    mib(v.layer_peak_bytes, v));
   return out + "\n";
 }
 
@@ -156,12 +162,12 @@ std::string region_breakdown_csv(const std::vector<region_breakdown>& breakdowns
         csv_field(v.variant) + "," + (v.seq > 0 ? std::to_string(v.seq) : std::string("all"));
     for (const auto& r : v.rows)
       out += fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{}\n", head, r.name, r.instances,
-                         static_cast<double>(r.total_ns) / 1e6, per_layer_ms(r, v), r.share, r.peak_bytes);
+                         static_cast<double>(r.total_ns) / 1e6, per_layer_ms(r, v), r.share, peak_field(r.peak_bytes, v));
     out +=
         fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{}\n", head, layer_region, v.layers,
                     static_cast<double>(v.layer_ns) / 1e6,
                     v.layers > 0 ? static_cast<double>(v.layer_ns) / 1e6 / static_cast<double>(v.layers) : 0,
-                    1.0, v.layer_peak_bytes);
+                    1.0, peak_field(v.layer_peak_bytes, v));
   }
   return out;
 }
@@ -195,7 +201,7 @@ std::string attention_by_length_markdown(const std::vector<region_breakdown>& by
       out += fmt::format(
           " {:.1f}% | {:.3f} | {} |", 100.0 * it->attention_share,
           it->layers > 0 ? static_cast<double>(it->layer_ns) / 1e6 / static_cast<double>(it->layers) : 0,
-          mib(peak));
+          mib(peak, *it));
     }
     out += "\n";
   }

@@ -45,6 +45,9 @@ struct region_breakdown {
   std::vector<region_row> rows;  // layer_regions that occurred, in that order, then unlabelled
   int64_t attention_ns = 0;      // the attention.* rows together
   double attention_share = 0;
+  // Whether the profiler recorded memory events (profile_memory): without them every peak is
+  // unknown, printed n/a (markdown) or left empty (csv), not 0.
+  bool memory_recorded = true;
 };
 
 // `gpu_memory`: count the memory events of the GPU (a CUDA run) instead of the host's.

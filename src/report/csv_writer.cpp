@@ -24,6 +24,11 @@ std::string check_output(const check_result& c) {
   return c.status == status_kind::skipped ? std::string{} : to_string(c.output);
 }
 
+// A count of the top-1 check: empty when there is none (embeddings, nothing compared, an older file).
+std::string count_cell(const check_result& c, int64_t n) {
+  return has_prediction_count(c) ? std::to_string(n) : std::string{};
+}
+
 const std::vector<std::string> train_columns{"checkpointing",  "train_steps",   "final_loss",
                                              "loss_rel_err",   "grad_rel_l2",   "weight_rel_l2",
                                              "weight_bytes",   "gradient_bytes", "optimizer_state_bytes",
@@ -108,6 +113,9 @@ std::vector<std::string> csv_columns(const csv_layout& layout) {
                              "cosine_mean",
                              "top1_agreement",
                              "top1_agreement_decisive",
+                             "predictions_kept",
+                             "predictions_total",
+                             "exempt_flips",
                              "padding_efficiency",
                              "mean_batch_size",
                              "cache_hit_rate",
@@ -156,6 +164,9 @@ std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& l
                              number(v.check.cosine_mean),
                              number(v.check.top1_agreement),
                              number(v.check.top1_agreement_decisive),
+                             count_cell(v.check, v.check.predictions_kept),
+                             count_cell(v.check, v.check.samples),
+                             count_cell(v.check, v.check.exempt_flips),
                              number(v.padding_efficiency),
                              number(v.mean_batch_size),
                              number(v.cache_hit_rate),

@@ -1,6 +1,8 @@
 #include "report/file_output.hpp"
 
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -112,6 +114,37 @@ void write_output_file(const fs::path& path, const std::string& contents) {
   write_file_atomic(path, contents);
 }
 
+namespace {
+
+// Why files cannot be created in `dir`, or "" when they can, found by trying what `run` will do:
+// create the first missing directory of the path (and remove it again), or, when `dir` exists,
+// a file in it (removed again). Permission bits alone pass a path under /proc or /sys for root,
+// where every mkdir fails; only trying tells. Leaves nothing behind.
+std::string uncreatable_reason(const fs::path& dir) {
+  std::error_code ec;
+  fs::path existing = dir.empty() ? fs::path(".") : dir, first_missing;
+  while (!existing.empty() && !fs::exists(existing, ec)) {
+    first_missing = existing;
+    existing = existing.parent_path();
+  }
+  if (existing.empty()) existing = ".";
+  if (!fs::is_directory(existing, ec)) return fmt::format("{} is not a writable directory", existing.string());
+  if (!first_missing.empty()) {
+    if (::mkdir(first_missing.c_str(), 0777) != 0)
+      return fmt::format("cannot create {}: {}", first_missing.string(), std::strerror(errno));
+    ::rmdir(first_missing.c_str());
+    return "";
+  }
+  const fs::path probe = existing / fmt::format(".attnbench-probe-{}", ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return fmt::format("{} is not a writable directory ({})", existing.string(), std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
+}  // namespace
+
 std::vector<problem> output_problems(const std::vector<fs::path>& files, bool force, const std::string& where,
                                      const std::string& option) {
   std::vector<problem> problems;
@@ -119,13 +152,9 @@ std::vector<problem> output_problems(const std::vector<fs::path>& files, bool fo
   for (const auto& f : files) {
     const fs::path dir = f.parent_path();
     if (unwritable.count(dir)) continue;
-    fs::path probe = dir;
     std::error_code ec;
-    while (!probe.empty() && !fs::exists(probe, ec)) probe = probe.parent_path();
-    if (probe.empty()) probe = ".";
-    if (!fs::is_directory(probe, ec) || ::access(probe.c_str(), W_OK) != 0) {
-      problems.push_back({where, fmt::format("{} is not writable ({} is not a writable directory)",
-                                             dir.empty() ? "." : dir.string(), probe.string())});
+    if (const std::string why = uncreatable_reason(dir); !why.empty()) {
+      problems.push_back({where, fmt::format("{} is not writable ({})", dir.empty() ? "." : dir.string(), why)});
       unwritable.insert(dir);
       continue;
     }

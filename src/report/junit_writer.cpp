@@ -38,8 +38,9 @@ std::string check_detail(const variant_result& v) {
       c.output == output_kind::embedding
           ? fmt::format("cosine per sample: min {} (bound {}), mean {}\n", cosine(c.cosine_min),
                         cosine(c.cosine_min_bound), cosine(c.cosine_mean))
-          : fmt::format("top1_agreement {}\ntop1_agreement_decisive {} over {} samples\n",
-                        number(c.top1_agreement), number(c.top1_agreement_decisive), c.decisive_samples);
+          : fmt::format("predictions kept {}\ntop1_agreement {}\ntop1_agreement_decisive {} over {} samples\n",
+                        predictions_kept_text(c), number(c.top1_agreement), number(c.top1_agreement_decisive),
+                        c.decisive_samples);
   return head + agreement + fmt::format("nonfinite {}\n", c.nonfinite);
 }
 

@@ -157,6 +157,15 @@ void write_environment(const run_result& r, std::ostream& out) {
     const matmul_ceiling& c = e.ceilings[i];
     out << (i ? ", " : "") << fmt::format("{} {} GFLOP/s (n={})", c.dtype, fixed(c.gflops, 1), c.size);
   }
+  if (!e.ceilings.empty() && !e.ceilings.front().sizes.empty()) {
+    // How each was measured, and what it cost: it runs in every run.
+    double cost_s = 0;
+    for (const auto& c : e.ceilings) cost_s += std::isfinite(c.measure_s) ? c.measure_s : 0;
+    const matmul_ceiling& c = e.ceilings.front();
+    out << fmt::format("; each the best of n×n×n GEMMs at n = {}, {} timed repeats each, at {} threads; "
+                       "measuring them took {} s",
+                       fmt::join(c.sizes, ", "), c.repeats, e.threads, fixed(cost_s, 2));
+  }
   out << ".\n";
   const model_info& m = r.model;
   const workload_info& w = r.workload;
@@ -196,8 +205,18 @@ std::string cosine_cell(const check_result& c) {
   return fmt::format("{} ({})", fixed(c.cosine_min, 6), fixed(c.cosine_mean, 6));
 }
 
+// "126 of 128": predictions kept over all samples; the share for a file without the count.
 std::string top1_cell(const check_result& c) {
-  return c.output == output_kind::logits ? share_cell(c.top1_agreement) : not_available;
+  if (c.output != output_kind::logits) return not_available;
+  return has_prediction_count(c) ? predictions_kept_text(c) : share_cell(c.top1_agreement);
+}
+
+// The verdict and, for logits, the predictions it kept: "PASS, predictions kept 128 of 128".
+std::string verdict_cell(const variant_result& v) {
+  if (v.is_baseline && v.check.status == status_kind::skipped) return "baseline";
+  std::string text = to_string(v.check.status == status_kind::skipped ? v.status : v.check.status);
+  if (has_prediction_count(v.check)) text += ", predictions kept " + predictions_kept_text(v.check);
+  return text;
 }
 
 void write_detail_table(const run_result& r, std::ostream& out) {
@@ -214,7 +233,7 @@ void write_detail_table(const run_result& r, std::ostream& out) {
   if (cache) header.emplace_back("cache hit rate");
   if (allocations) header.emplace_back("allocations/batch");
   for (const char* h : {"rounds (±CI)", "peak memory", "GFLOP/s (% of ceiling)", "rel. L2 err"}) header.emplace_back(h);
-  if (logits) header.emplace_back("top-1 agree");
+  if (logits) header.emplace_back("predictions kept");
   if (embeddings) header.emplace_back("cosine min (mean)");
   header.emplace_back("status");
   std::vector<std::string> align(header.size() - 1, "---:");
@@ -240,6 +259,10 @@ void write_detail_table(const run_result& r, std::ostream& out) {
     write_row(out, row);
     if (!v.peak_memory_method.empty()) memory_methods.insert(v.peak_memory_method);
   }
+  if (logits && std::any_of(r.variants.begin(), r.variants.end(),
+                            [](const variant_result& v) { return has_prediction_count(v.check); }))
+    out << "\nPredictions kept: samples whose top-1 prediction is the baseline's, over all samples; " << top1_rule_text
+        << ".\n";
   if (!memory_methods.empty()) {
     out << "\nPeak memory: ";
     for (auto it = memory_methods.begin(); it != memory_methods.end(); ++it)
@@ -414,18 +437,19 @@ std::string markdown_environment(const run_result& r) {
 
 std::string markdown_table(const run_result& r) {
   fmt::memory_buffer buf;
-  auto row = [&](const std::string& a, const std::string& b, const std::string& c) {
-    fmt::format_to(std::back_inserter(buf), "| {} | {} | {} |\n", a, b, c);
+  auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d) {
+    fmt::format_to(std::back_inserter(buf), "| {} | {} | {} | {} |\n", a, b, c, d);
   };
-  row("Method", "Throughput (samples/s)", "Speedup vs baseline");
-  row("---", "---:", "---:");
+  row("Method", "Throughput (samples/s)", "Speedup vs baseline", "Output check");
+  row("---", "---:", "---:", "---");
   for (const auto& v : r.variants) {
     if (v.status == status_kind::skipped)
-      row(cell(v.name), em_dash, fmt::format("{} (skipped: {})", em_dash, cell(or_unknown(v.reason))));
+      row(cell(v.name), em_dash, fmt::format("{} (skipped: {})", em_dash, cell(or_unknown(v.reason))), em_dash);
     else if (hit_limit(v.status))  // not measured: a resource limit, said in the row
-      row(method_cell(v), em_dash, fmt::format("{} ({}: {})", em_dash, to_string(v.status), cell(or_unknown(v.reason))));
+      row(method_cell(v), em_dash, fmt::format("{} ({}: {})", em_dash, to_string(v.status), cell(or_unknown(v.reason))),
+          em_dash);
     else
-      row(method_cell(v), throughput_cell(v.throughput), speedup_cell(v));
+      row(method_cell(v), throughput_cell(v.throughput), speedup_cell(v), verdict_cell(v));
   }
   return fmt::to_string(buf);
 }

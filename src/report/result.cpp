@@ -6,7 +6,26 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace attnbench {
+
+const char* const top1_rule_text =
+    "a changed top-1 prediction passes only on a coin-toss sample: its baseline top-2 margin is at most twice "
+    "its own measured logit error e (max |out - ref| over its logits), and e is at most 4 x tolerance x the "
+    "baseline's RMS logit (4 x the per-logit error the tolerance allows); a change on any other sample FAILs";
+
+bool has_prediction_count(const check_result& c) {
+  return c.status != status_kind::skipped && c.output == output_kind::logits && c.samples > 0;
+}
+
+std::string predictions_kept_text(const check_result& c) {
+  if (!has_prediction_count(c)) return "n/a";
+  std::string text = fmt::format("{} of {}", c.predictions_kept, c.samples);
+  if (c.exempt_flips > 0)
+    text += fmt::format(" ({} coin toss{} excused)", c.exempt_flips, c.exempt_flips == 1 ? "" : "es");
+  return text;
+}
 
 std::string to_string(status_kind s) {
   switch (s) {

@@ -50,11 +50,23 @@ struct check_result {
   double cosine_min_bound = not_a_number;  // embeddings: cosine_min must reach it; NaN for logits
   // Logits only (NaN, 0 for embeddings: an argmax over embedding dimensions means nothing).
   double top1_agreement = not_a_number;           // fraction of samples, 0..1
-  double top1_agreement_decisive = not_a_number;  // over samples whose baseline top-2 margin > decisive_margin
+  double top1_agreement_decisive = not_a_number;  // over decisive samples (check/output_check.hpp)
   int64_t decisive_samples = 0;
+  // The largest per-sample exemption margin (2 × a sample's own logit error, when that error is
+  // within the per-sample bound; 0 otherwise): no sample with a wider baseline margin was excused.
   double decisive_margin = not_a_number;
+  int64_t samples = 0;           // N compared
+  int64_t predictions_kept = 0;  // samples whose top-1 prediction is the baseline's
+  int64_t exempt_flips = 0;      // changed predictions the rule excused (coin tosses)
   int64_t nonfinite = 0;          // NaN/Inf values in the variant's outputs
 };
+
+// Whether `c` counted predictions: logits compared with the baseline, by a run that counts them.
+bool has_prediction_count(const check_result& c);
+// "126 of 128" (and ", 2 coin tosses excused" when the rule excused some); "n/a" without a count.
+std::string predictions_kept_text(const check_result& c);
+// The rule that lets a changed prediction pass, one sentence for reports (check/output_check.hpp).
+extern const char* const top1_rule_text;
 
 // One offered request rate of the server scenario (dynamic batching issue): requests arrive by a
 // seeded Poisson process (or a trace) and a batcher groups them; latency is completion − arrival.
@@ -225,8 +237,11 @@ std::string compute_dtype_of_label(const std::string& precision);
 
 struct matmul_ceiling {
   std::string dtype;              // "fp32", "bf16", "fp16"
-  int64_t size = 0;               // n of the n×n×n GEMM
-  double gflops = not_a_number;   // best of the timed runs
+  int64_t size = 0;               // n of the n×n×n GEMM that reached the best
+  double gflops = not_a_number;   // best of the timed runs over every size
+  std::vector<int64_t> sizes{};   // the n measured (empty in files written before sizes were recorded)
+  int repeats = 0;                // timed calls per size, after one untimed (0: not recorded)
+  double measure_s = not_a_number;  // wall time of measuring this ceiling, warm-ups included
 };
 
 struct environment_info {

@@ -59,6 +59,9 @@ ojson to_json(const check_result& c) {
           {"top1_agreement_decisive", number(c.top1_agreement_decisive)},
           {"decisive_samples", logits ? ojson(c.decisive_samples) : ojson(nullptr)},
           {"decisive_margin", number(c.decisive_margin)},
+          {"samples", logits && compared ? ojson(c.samples) : ojson(nullptr)},
+          {"predictions_kept", logits && compared ? ojson(c.predictions_kept) : ojson(nullptr)},
+          {"exempt_flips", logits && compared ? ojson(c.exempt_flips) : ojson(nullptr)},
           {"nonfinite", c.nonfinite}};
 }
 
@@ -216,7 +219,12 @@ ojson to_json(const variant_result& v) {
 ojson to_json(const environment_info& e) {
   ojson ceilings = ojson::array();
   for (const auto& c : e.ceilings)
-    ceilings.push_back({{"dtype", c.dtype}, {"size", c.size}, {"gflops", number(c.gflops)}});
+    ceilings.push_back({{"dtype", c.dtype},
+                        {"size", c.size},
+                        {"gflops", number(c.gflops)},
+                        {"sizes", c.sizes},
+                        {"repeats", c.repeats},
+                        {"measure_s", number(c.measure_s)}});
   return {{"harness_version", e.harness_version},
           {"git_commit", e.git_commit},
           {"torch_version", e.torch_version},
@@ -327,6 +335,13 @@ check_result check_from(const reader& r) {
   c.top1_agreement_decisive = r.number("top1_agreement_decisive");
   c.decisive_samples = r.at("decisive_samples").is_null() ? 0 : r.integer("decisive_samples");
   c.decisive_margin = r.number("decisive_margin");
+  // Absent before predictions were counted (results of older runs): 0 of 0, shown as n/a.
+  const auto count = [&](const char* key) {
+    return r.has(key) && !r.at(key).is_null() ? r.integer(key) : int64_t{0};
+  };
+  c.samples = count("samples");
+  c.predictions_kept = count("predictions_kept");
+  c.exempt_flips = count("exempt_flips");
   c.nonfinite = r.integer("nonfinite");
   return c;
 }
@@ -546,7 +561,14 @@ environment_info environment_from(const reader& r) {
   const ojson& ceilings = r.array("ceilings");
   for (size_t i = 0; i < ceilings.size(); ++i) {
     const reader c(ceilings[i], fmt::format("{}[{}]", r.path_of("ceilings"), i));
-    e.ceilings.push_back({c.string("dtype"), c.integer("size"), c.number("gflops")});
+    matmul_ceiling m{c.string("dtype"), c.integer("size"), c.number("gflops")};
+    // Absent before a ceiling was the best of several sizes: one size, repeats unrecorded.
+    if (c.has("sizes") && c.at("sizes").is_array())
+      for (const auto& n : c.at("sizes"))
+        if (n.is_number_integer()) m.sizes.push_back(n.get<int64_t>());
+    if (c.has("repeats") && c.at("repeats").is_number_integer()) m.repeats = static_cast<int>(c.integer("repeats"));
+    m.measure_s = c.optional_number("measure_s");
+    e.ceilings.push_back(std::move(m));
   }
   e.config = r.at("config");
   return e;

@@ -5,6 +5,7 @@
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/cpu_info.hpp"
 #include "common/error.hpp"
@@ -124,6 +125,21 @@ void note_hardware(const environment_info& env, const variant_config& vc, varian
     r.notes.push_back(fmt::format("warning: the measured {} matmul ceiling ({:.3g} GFLOP/s) is below fp32's "
                                   "({:.3g} GFLOP/s) on this device: {} costs time here",
                                   dtype, own, fp32, r.precision));
+}
+
+// Why a share of the ceiling above 100% is not a variant beating the hardware: never in silence.
+std::string ceiling_exceeded_note(const environment_info& env, const variant_result& r, const std::string& dtype) {
+  std::string how = "one size";
+  for (const auto& c : env.ceilings)
+    if (c.dtype == dtype && !c.sizes.empty())
+      how = fmt::format("the best of n = {} with {} repeats each", fmt::join(c.sizes, ", "), c.repeats);
+  return fmt::format(
+      "note: {:.1f} GFLOP/s is {:.1f}% of the measured {} ceiling ({}): the ceiling is the fastest square GEMM "
+      "measured at the start of this run, not the hardware's peak. Over 100% means this variant's GEMM shapes ran "
+      "faster than those squares did (the model's (B·S)×H×H products reuse cache differently), or the machine ran "
+      "faster during the timed passes than while the ceiling was measured (clock boost, other work stopping); "
+      "read it as at the ceiling, not above it",
+      r.achieved_gflops, r.ceiling_share * 100.0, dtype, how);
 }
 
 // The interrupted run's row of a variant that left it by an error, when this run resumes it.
@@ -252,6 +268,7 @@ void summarize_variant(const run_result& res, const variant_config& vc, loop_var
       latency_summary{percentile(v.unit_ms, 50), percentile(v.unit_ms, 90), percentile(v.unit_ms, 99)};
   r.achieved_gflops = r.flops_per_pass * r.throughput.geomean / samples / 1e9;
   r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, vc);
+  if (r.ceiling_share > 1.0) r.notes.push_back(ceiling_exceeded_note(res.environment, r, compute_dtype_name(vc)));
 }
 
 // The statistics, the check against the baseline and the status of every variant that ran,

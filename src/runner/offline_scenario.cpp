@@ -404,6 +404,27 @@ std::optional<skip_verdict> offline_scenario::skip_reason(std::size_t i, variant
   return std::nullopt;
 }
 
+std::string plan_difference_note(const std::string& other, const std::string& batching,
+                                 const std::vector<batch_plan>& mine, const std::vector<batch_plan>& theirs) {
+  const auto shape = [](const std::vector<batch_plan>& plans) {
+    std::vector<std::pair<int64_t, int64_t>> s;  // (rows, padded length) of every batch, sorted
+    int64_t padded = 0;
+    for (const auto& b : plans) {
+      s.emplace_back(static_cast<int64_t>(b.rows.size()), b.padded_length);
+      padded += b.padded_tokens();
+    }
+    std::sort(s.begin(), s.end());
+    return std::make_pair(s, padded);
+  };
+  const auto [a, a_padded] = shape(mine);
+  const auto [b, b_padded] = shape(theirs);
+  if (a == b) return "";
+  return fmt::format(
+      "batch plan differs from \"{}\"'s though both batch as {}: {} batches, {} padded tokens against {} and {}; "
+      "the difference between the two rows includes their plans",
+      other, batching, a.size(), a_padded, b.size(), b_padded);
+}
+
 // Offloaded variants stream the layers from the host model, data-parallel workers make their own
 // replicas from it; every other variant runs the whole model on the run's device.
 bool offline_scenario::needs_whole_model_on_device(std::size_t i) const {
@@ -422,12 +443,14 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
     r.notes.push_back("no effect in inference: no activations are kept");
   batch_cost_model cost = default_planner_calibration(cfg_.model).model;
   if (vc.batching.kind == "dynamic" && vc.batching.planner == planner_kind::cost) {
-    // One fit per compute setting, through the plain path in the variant's precision and attention.
+    // One fit per precision class, through the plain path of the first cost-planned variant of
+    // that class (its precision and attention): a second row that changes the attention, or runs
+    // on worker threads, is planned with the same overhead and so gets the same batches.
     const bool pinned_backend =
         vc.attention == attention_kind::sdpa && vc.backend != sdpa_backend::auto_select;
     const std::string setting = fmt::format("{} {}{}", to_string(vc.precision), to_string(vc.attention),
                                             pinned_backend ? "/" + to_string(vc.backend) : "");
-    auto it = planners_.find(setting);
+    auto it = planners_.find(to_string(vc.precision));
     if (it == planners_.end()) {
       planner_calibration fit = default_planner_calibration(cfg_.model);
       if (setup_.world) {
@@ -441,8 +464,10 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
       } else {
         plain_executor exec(setup_.model->on_device(), setup_.device, vc, cfg_.model.causal);
         fit = calibrate_planner(exec, setting, setup_.device, cfg_.model, data_, vc.batching);
+        fit.method += fmt::format(" (variant \"{}\"; every cost-planned {} variant plans with it)", vc.name,
+                                  to_string(vc.precision));
       }
-      it = planners_.emplace(setting, std::move(fit)).first;
+      it = planners_.emplace(to_string(vc.precision), std::move(fit)).first;
     }
     cost = it->second.model;
     annotate_planner(it->second, r);
@@ -499,10 +524,20 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
         v.device_weight_bytes = setup_.model->device_bytes() + std::max<int64_t>(0, own);
     }
   }
+  for (const auto& q : planned_) {
+    if (q.batching != r.batching) continue;
+    // Said once, against the first row that batches alike.
+    if (std::string note = plan_difference_note(q.name, r.batching, v.plans, q.plans); !note.empty()) {
+      r.notes.push_back(std::move(note));
+      break;
+    }
+  }
+  planned_.push_back({r.name, r.batching, v.plans});
   const technique* t = setup_.scripted ? nullptr : technique_for(vc);
   count_work(v, data_, cfg_.model, vc.attention == attention_kind::custom && !setup_.scripted,
              t ? t->pruned_heads(vc, cfg_.model) : 0, static_cast<int64_t>(rows.size()), r);
 }
+
 
 void offline_scenario::check_pass(std::size_t i, variant_result& r) {
   const variant_config& vc = cfg_.variants[i];

@@ -40,6 +40,12 @@ struct offline_setup {
   run_observer* observer = nullptr;  // may be null: told of each served request and batch
 };
 
+// What a row's report says when its batches differ from those of `other`, a row that batches
+// alike (`batching`, the two rows' batching description): "" when the plans are the same batches
+// (sizes and padded lengths, in any order: data-parallel workers deal the same batches out).
+std::string plan_difference_note(const std::string& other, const std::string& batching,
+                                 const std::vector<batch_plan>& mine, const std::vector<batch_plan>& theirs);
+
 class offline_scenario : public scenario_base {
  public:
   // cfg and data are borrowed and must outlive the scenario.
@@ -69,9 +75,17 @@ class offline_scenario : public scenario_base {
   std::string base_batching_;  // how the baseline batches, for the other variants' descriptions
   std::vector<offline_variant> variants_;
   std::map<std::string, torch::Tensor> outputs_;
-  // The cost planner's model per compute setting ("amp-bf16 sdpa"), fitted when the first
-  // cost-planned variant with that setting is prepared.
+  // The cost planner's model per precision class ("amp-bf16"), fitted when the first cost-planned
+  // variant of that class is prepared: variants that differ in anything else (attention, worker
+  // threads) plan the same batches, so a row that changes one setting runs its parent's plan.
   std::map<std::string, planner_calibration> planners_;
+  // Every prepared variant's batching and the shape of its plan, to say when two rows that batch
+  // alike were handed different plans.
+  struct planned {
+    std::string name, batching;
+    std::vector<batch_plan> plans;
+  };
+  std::vector<planned> planned_;
 };
 
 }  // namespace attnbench

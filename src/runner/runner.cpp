@@ -42,11 +42,11 @@
 namespace attnbench {
 namespace {
 
-// Repeats of the matmul-ceiling GEMM; the best one counts.
-constexpr int ceiling_repeats = 5;
-// n of the ceiling GEMM for a dtype the CPU computes on a reference path: 2·256³ = 34 MFLOP,
+// Timed repeats of each matmul-ceiling size; the best over sizes and repeats counts.
+constexpr int ceiling_repeats = 3;
+// Sizes of the ceiling GEMM for a dtype the CPU computes on a reference path: 2·256³ = 34 MFLOP,
 // ~40 ms at the 0.9 GFLOP/s of a Zen 3's bf16 (1024 would take 2.4 s a repeat).
-constexpr int64_t slow_ceiling_size = 256;
+const std::vector<int64_t> slow_ceiling_sizes{128, 256};
 
 // Caps the bytes the CUDA caching allocator may hold on the run's device ("device_memory_limit":
 // its per-process memory fraction of the device's memory) for the run, and lifts the cap after.
@@ -145,12 +145,13 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
       // A dtype the CPU has no instructions for runs a reference GEMM at ~1 GFLOP/s (a Zen 3's
       // bf16): a smaller GEMM measures the same rate in milliseconds instead of seconds.
       const bool slow = !device.is_cuda() && slow_dtype_note(cpu, dtype_name).has_value();
-      const int64_t n = slow ? slow_ceiling_size : default_ceiling_size(device);
-      if (!options.cache) return measure_matmul_ceiling(device, dtype, n, ceiling_repeats);
-      const std::string key = fmt::format("{}|{}|{}|{}", device.str(), env.threads, c10::toString(dtype), n);
+      const std::vector<int64_t> sizes = slow ? slow_ceiling_sizes : default_ceiling_sizes(device);
+      if (!options.cache) return measure_matmul_ceiling(device, dtype, sizes, ceiling_repeats);
+      const std::string key =
+          fmt::format("{}|{}|{}|{}", device.str(), env.threads, c10::toString(dtype), fmt::join(sizes, ","));
       auto it = options.cache->ceilings.find(key);
       if (it == options.cache->ceilings.end())
-        it = options.cache->ceilings.emplace(key, measure_matmul_ceiling(device, dtype, n, ceiling_repeats)).first;
+        it = options.cache->ceilings.emplace(key, measure_matmul_ceiling(device, dtype, sizes, ceiling_repeats)).first;
       return it->second;
     };
     // fp32 (the baseline's), then every other dtype a variant multiplies in, and the one "amp"

@@ -177,3 +177,76 @@ TEST_CASE("output kind follows the model's head", "[check]") {
   CHECK(to_string(output_kind::embedding) == "embedding");
   CHECK(to_string(output_kind::logits) == "logits");
 }
+
+namespace {
+
+// 128 samples of 2-label logits: sample i's margin grows with i, from near ties (0.001 apart) to
+// decisive ones (up to ~8), the logits centred on 0 as a zero-sum head gives them.
+torch::Tensor graded_logits() {
+  auto ref = torch::zeros({128, 2}, torch::kFloat);
+  for (int64_t i = 0; i < 128; ++i) {
+    const float m = i < 8 ? 0.001f * static_cast<float>(i + 1) : 0.0625f * static_cast<float>(i);
+    const float sign = i % 2 == 0 ? 1.0f : -1.0f;  // both labels predicted
+    ref[i][0] = sign * m / 2;
+    ref[i][1] = -sign * m / 2;
+  }
+  return ref;
+}
+
+// `ref` with the two logits of each listed sample swapped: its prediction flips, its error is its margin.
+torch::Tensor swapped(const torch::Tensor& ref, const std::vector<int64_t>& rows) {
+  auto out = ref.clone();
+  for (int64_t i : rows) {
+    out[i][0] = ref[i][1];
+    out[i][1] = ref[i][0];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("predictions kept: a planted flip of decisive samples FAILs, coin tosses pass and are counted",
+          "[check][top1]") {
+  const auto ref = graded_logits();  // RMS logit ≈ 2.28
+  const double tol = 1e-1;           // the bf16 cast's, the loosest: 4 × 0.1 × 2.28 ≈ 0.91 per sample
+
+  SECTION("decisive predictions flipped") {
+    // Two samples with margins 1.25 and 1.31: swapping costs each an error the size of its
+    // margin, beyond what rounding at this tolerance explains, so the rule excuses neither.
+    const auto r = compare_outputs(swapped(ref, {20, 21}), ref, tol, output_kind::logits);
+    INFO(r.message);
+    CHECK(r.rel_l2 < tol);  // two in 128: the aggregate alone would pass them
+    CHECK(r.samples == 128);
+    CHECK(r.predictions_kept == 126);
+    CHECK(r.exempt_flips == 0);
+    CHECK(r.status == status_kind::fail);
+    CHECK_THAT(r.message, Catch::Contains("top-1 differs on 2 of"));
+    CHECK(predictions_kept_text(r) == "126 of 128");
+  }
+  SECTION("only coin tosses flipped") {
+    // The near ties (margins 0.001–0.004) flipped by an error no larger than rounding: excused,
+    // and the report still says 4 of 128 predictions changed.
+    const auto r = compare_outputs(swapped(ref, {0, 1, 2, 3}), ref, tol, output_kind::logits);
+    INFO(r.message);
+    CHECK(r.predictions_kept == 124);
+    CHECK(r.exempt_flips == 4);
+    CHECK(r.status == status_kind::pass);
+    CHECK(predictions_kept_text(r) == "124 of 128 (4 coin tosses excused)");
+    // The exemption margin comes from the samples' own errors: none wider than twice the largest.
+    CHECK(r.decisive_margin == Approx(2 * 0.004).epsilon(1e-3));
+    CHECK(r.decisive_samples == 124);
+  }
+  SECTION("a near tie flipped by an error larger than rounding is not excused") {
+    // Sample 0's margin is 0.001, but the variant moved its logits by 2 (a wrong result that
+    // happens to land on a near tie): its error is beyond the bound, so it counts as decisive.
+    auto out = ref.clone();
+    out[0][0] = -2.0f;
+    out[0][1] = 2.0f;
+    const auto r = compare_outputs(out, ref, tol, output_kind::logits);
+    INFO(r.message);
+    CHECK(r.rel_l2 < tol);
+    CHECK(r.predictions_kept == 127);
+    CHECK(r.exempt_flips == 0);
+    CHECK(r.status == status_kind::fail);
+  }
+}

@@ -139,6 +139,32 @@ TEST_CASE("validate exits 2 with the JSON path of each problem and writes nothin
   CHECK(run_cli("frobnicate").exit_code == 2);
 }
 
+TEST_CASE("validate and run refuse alike an output dir that cannot be created (/proc)", "[cli][creatable]") {
+  if (!fs::is_directory("/proc/self")) {
+    WARN("skipped: no /proc");
+    return;
+  }
+  temp_dir tmp("proc-out");
+  const auto cfg = write_config(tmp.path, two_variant_config("/proc/attnbench-out"));
+  const auto v = run_cli("validate " + cfg.string());
+  INFO(v.output);
+  CHECK(v.exit_code == 2);
+  CHECK_THAT(v.output, Catch::Contains("/proc/attnbench-out") && Catch::Contains("is not writable"));
+  const auto r = run_cli("run " + cfg.string() + " --quiet");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("/proc/attnbench-out") && Catch::Contains("is not writable"));
+  CHECK(!fs::exists("/proc/attnbench-out"));
+}
+
+TEST_CASE("validate refuses a config nested 100,000 deep with exit 2, not a crash", "[cli][depth]") {
+  const fs::path path = fs::path(ATTNBENCH_SOURCE_DIR) / "tests/fuzz/corpus/config/name-nested-100000.json";
+  const auto r = run_cli("validate " + path.string());
+  INFO(r.output.substr(0, 400));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("nested deeper than 64 levels"));
+}
+
 TEST_CASE("every shipped config validates", "[cli]") {
   for (const auto& e : fs::directory_iterator(fs::path(ATTNBENCH_SOURCE_DIR) / "configs")) {
     if (e.path().extension() != ".json") continue;

@@ -388,6 +388,31 @@ TEST_CASE("invalid JSON reports line and column", "[config]") {
   CHECK_THAT(error_of("{\n\"a\": [1,\n 2\n"), StartsWith("invalid JSON at line 4, column 1: "));
 }
 
+TEST_CASE("nesting deeper than max_config_depth is refused before parsing", "[config][depth]") {
+  auto error_of = [](const std::string& text) -> std::string {
+    try {
+      parse_config_text(text, "x.json", no_gpu);
+    } catch (const input_error& e) {
+      REQUIRE(e.problems().size() == 1);
+      return e.problems()[0].message;
+    }
+    return "no error";
+  };
+  const auto nested = [](int depth) {  // "name" an array nested `depth` deep
+    return "{\"name\": " + std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']') +
+           "}";
+  };
+  // 100,000 deep once crashed `validate` with SIGSEGV; now a clean error naming where.
+  CHECK_THAT(error_of(nested(100000)),
+             StartsWith("invalid JSON at line 1, column " + std::to_string(10 + max_config_depth) + ": ") &&
+                 Contains("nested deeper than 64 levels"));
+  CHECK_THAT(error_of(nested(max_config_depth)), !Contains("nested deeper"));  // within the bound: other errors
+  CHECK_THAT(error_of(nested(max_config_depth)), !Contains("invalid JSON"));
+  // Brackets inside strings are text, not nesting.
+  CHECK_THAT(error_of("{\"name\": \"" + std::string(100, '[') + "\\\"" + std::string(100, '{') + "\"}"),
+             !Contains("nested deeper"));
+}
+
 TEST_CASE("the document must be an object", "[config]") {
   CHECK(only_problem(ordered_json::array(), "") == "expected an object; got an array");
 }

@@ -98,6 +98,22 @@ TEST_CASE("data parallel threads: two CPU workers, one thread each, outputs of o
   CHECK(rel <= 1e-6);
 }
 
+TEST_CASE("data parallel threads: a pass that discards its outputs gathers none, as the plain executor's",
+          "[parallel][timed-work]") {
+  const two_cpu_workers f;
+  torch::InferenceMode inference;
+  const auto executor = f.executor();
+  data_parallel_executor& dp = *executor;
+  const whole_pass timed = dp.run_pass(false);
+  CHECK(!timed.outputs.defined());
+  CHECK(timed.sample_index.empty());
+  CHECK(timed.batch_ms.size() == dp.plans().size());  // the work itself was done
+  CHECK(dp.worker_outputs_gathered() == 0);          // no worker copied or concatenated outputs
+  const whole_pass check = dp.run_pass(true);
+  CHECK(check.outputs.defined());
+  CHECK(dp.worker_outputs_gathered() == 2);
+}
+
 TEST_CASE("data parallel threads in a run: PASS against the baseline, per-worker report", "[parallel][runner]") {
   const config cfg = testing::parse(parallel_doc({{"devices", {"cpu", "cpu"}}}));
   run_options opts;

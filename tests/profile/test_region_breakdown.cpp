@@ -110,3 +110,15 @@ TEST_CASE("breakdown: attention share by sequence length, one row per length", "
   CHECK_THAT(md, Catch::Contains("| 256 | 75.0% |"));
   CHECK_THAT(region_breakdown_csv({at128}), Catch::Contains("naive,128,attention.softmax,2,"));
 }
+
+TEST_CASE("breakdown: without profile_memory every peak is n/a, not 0.00 MiB", "[profile][memory-na]") {
+  auto b = make_region_breakdown("naive", two_layers(), false);
+  b.memory_recorded = false;
+  const std::string md = region_breakdown_markdown({b});
+  CHECK_THAT(md, Catch::Contains("| attention.softmax | 30.0% |"));
+  CHECK_THAT(md, !Catch::Contains("0.00 |"));
+  CHECK_THAT(md, Catch::Contains("| n/a |"));
+  CHECK_THAT(region_breakdown_csv({b}), Catch::Contains("naive,all,encoder.layer,2,0.000200,0.000100,1.000000,\n"));
+  b.seq = 128;
+  CHECK_THAT(attention_by_length_markdown({b}), Catch::Contains("| 128 | 60.0% | 0.000 | n/a |\n"));
+}

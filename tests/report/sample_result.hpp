@@ -11,7 +11,7 @@
 
 namespace attnbench::testing {
 
-// A passed check of classifier logits: 250 decisive samples, all agreeing.
+// A passed check of classifier logits over 256 samples: 250 decisive ones, all agreeing.
 inline check_result logits_check(double tolerance, double max_abs, double rel_l2, double cosine,
                                  double top1) {
   check_result c;
@@ -25,6 +25,9 @@ inline check_result logits_check(double tolerance, double max_abs, double rel_l2
   c.top1_agreement_decisive = 1.0;
   c.decisive_samples = 250;
   c.decisive_margin = 0.01;
+  c.samples = 256;  // 6 coin tosses: a flip among them is excused
+  c.predictions_kept = std::llround(top1 * 256);
+  c.exempt_flips = c.samples - c.predictions_kept;
   return c;
 }
 

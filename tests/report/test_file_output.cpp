@@ -103,6 +103,23 @@ TEST_CASE("output_problems: every problem before anything is written", "[report]
                                          (dir.path / "file").string() + " is not a writable directory)");
 }
 
+TEST_CASE("output_problems tries what run will do: a directory under /proc is refused", "[report][creatable]") {
+  // Permission bits let root "write" /proc, but no directory can be made there: only trying tells.
+  if (!fs::is_directory("/proc/self")) {
+    WARN("skipped: no /proc");
+    return;
+  }
+  const auto found = output_problems({fs::path("/proc/attnbench-out/results.json")}, true, "output.dir", "--out");
+  REQUIRE(found.size() == 1);
+  CHECK_THAT(found[0].message, Catch::StartsWith("/proc/attnbench-out is not writable (cannot create "
+                                                 "/proc/attnbench-out: "));
+  CHECK(!fs::exists("/proc/attnbench-out"));
+  // An existing directory nothing can be created in.
+  const auto existing = output_problems({fs::path("/proc/self/results.json")}, true, "output.dir", "--out");
+  REQUIRE(existing.size() == 1);
+  CHECK_THAT(existing[0].message, Catch::Contains("is not a writable directory"));
+}
+
 TEST_CASE("write_output_file creates the directory", "[report]") {
   scratch_dir dir;
   write_output_file(dir.path / "a" / "b" / "junit.xml", "<x/>\n");

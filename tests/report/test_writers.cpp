@@ -153,14 +153,15 @@ TEST_CASE("csv quotes per RFC 4180 and leaves undefined values empty", "[report]
   CHECK(csv.find(R"(,"static bs=8, pad=longest",)") != std::string::npos);
   CHECK(csv.find(R"(,"flash backend needs a CUDA device, this run is on ""cpu""")") != std::string::npos);
   CHECK(csv.find("fp16-flash,SKIPPED,amp-fp16,fp16,sdpa,,\"static bs=8, "
-                 "pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,\"flash") != std::string::npos);
+                 "pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\"flash") != std::string::npos);
   CHECK(csv.find("nan") == std::string::npos);
 }
 
 TEST_CASE("csv: padding, batch size, cache and sustainable-rate columns", "[report]") {
   const std::string csv = render(csv_writer{}, testing::server_sample_result());
   CHECK_THAT(csv,
-             Catch::Contains(",top1_agreement_decisive,padding_efficiency,mean_batch_size,cache_hit_rate,"
+             Catch::Contains(",top1_agreement_decisive,predictions_kept,predictions_total,exempt_flips,"
+                             "padding_efficiency,mean_batch_size,cache_hit_rate,"
                              "max_sustainable_rate,reason,"));
   CHECK_THAT(csv, Catch::Contains(",0.721875,8,0.25,100,,"));  // bf16-sdpa: every column
   CHECK_THAT(csv, Catch::Contains(",0.721875,8,,,,"));         // fp32-naive: no cache, no sweep
@@ -189,8 +190,12 @@ TEST_CASE("markdown headline table", "[report]") {
   run_result r = testing::sample_result();
   r.variants[1].name = "a|b";
   const std::string table = markdown_table(r);
-  CHECK(table.rfind("| Method | Throughput (samples/s) | Speedup vs baseline |\n| --- | ---: | ---: |\n",
+  CHECK(table.rfind("| Method | Throughput (samples/s) | Speedup vs baseline | Output check |\n"
+                    "| --- | ---: | ---: | --- |\n",
                     0) == 0);
+  // The verdict with the predictions it kept, over all samples, beside the speed (console too).
+  CHECK(table.find("| 2.37× [2.36–2.38] | PASS, predictions kept 255 of 256 (1 coin toss excused) |") !=
+        std::string::npos);
   // Each cell is one statistic: the geometric mean, in brackets its own 95% interval.
   CHECK(table.find("| fp32-naive | 41.37 [40.96–41.79] | 1.00× (baseline) |") != std::string::npos);
   CHECK(table.find("| a\\|b (noisy) | 98.06 [96.82–99.31] | 2.37× [2.36–2.38] |") != std::string::npos);
@@ -214,7 +219,9 @@ TEST_CASE("writers: an embedding run shows per-sample cosines and never a top-1 
   CHECK_THAT(md, Catch::Contains("| fp16-flash |") && Catch::Contains("| n/a | n/a | SKIPPED |"));
   // A logits run keeps its top-1 column and has no cosine one.
   const std::string logits = render(markdown_writer{}, testing::sample_result());
-  CHECK_THAT(logits, Catch::Contains("| rel. L2 err | top-1 agree | status |"));
+  CHECK_THAT(logits, Catch::Contains("| rel. L2 err | predictions kept | status |"));
+  CHECK_THAT(logits, Catch::Contains("| 255 of 256 (1 coin toss excused) | PASS |"));
+  CHECK_THAT(logits, Catch::Contains("Predictions kept: samples whose top-1 prediction is the baseline's"));
   CHECK(logits.find("cosine min") == std::string::npos);
 
   const std::string csv = render(csv_writer{}, r);
@@ -230,6 +237,8 @@ TEST_CASE("writers: an embedding run shows per-sample cosines and never a top-1 
   CHECK(check["top1_agreement"].is_null());
   CHECK(check["top1_agreement_decisive"].is_null());
   CHECK(check["decisive_samples"].is_null());
+  CHECK(check["predictions_kept"].is_null());
+  CHECK(check["samples"].is_null());
 }
 
 TEST_CASE("make_writers", "[report]") {

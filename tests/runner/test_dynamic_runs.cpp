@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "config/config_parser.hpp"
+#include "runner/offline_scenario.hpp"
 #include "runner/runner.hpp"
 
 using namespace attnbench;
@@ -103,6 +104,53 @@ TEST_CASE("greedy and cost planners side by side: the cost planner reports what 
   CHECK(std::any_of(cost.notes.begin(), cost.notes.end(), [](const std::string& n) {
     return n.find("cost planner: per batch") != std::string::npos;
   }));
+}
+
+TEST_CASE("one change per row: cost-planned rows differing only in attention run the same plan",
+          "[runner][one-change]") {
+  auto doc = dynamic_config();
+  doc["workload"]["duplicate_fraction"] = 0.0;
+  doc["measure"] = {{"warmup", 0}, {"repetitions", 1}};
+  // The two cost-planned rows differ only in their attention; calibrated per variant they could
+  // fit different overheads (the seed table's rows once got 2 and 64) and cut different batches.
+  doc["variants"] = nlohmann::ordered_json::parse(R"([
+    {"name": "naive", "attention": "naive", "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16}},
+    {"name": "sdpa", "attention": "sdpa", "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16}},
+    {"name": "greedy", "attention": "sdpa",
+     "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16, "planner": "greedy"}}
+  ])");
+  doc["baseline"] = "naive";
+  const config cfg = parse_config_text(doc.dump(), "", device_caps{0, true});
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  const auto& naive = named(r, "naive");
+  const auto& sdpa = named(r, "sdpa");
+  const metric* a = find_metric(naive.metrics, "planner_batch_overhead");
+  const metric* b = find_metric(sdpa.metrics, "planner_batch_overhead");
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  CHECK(a->value == b->value);  // one calibration for the precision class
+  CHECK(a->note == b->note);
+  CHECK(naive.mean_batch_size == sdpa.mean_batch_size);
+  CHECK(naive.padding_efficiency == sdpa.padding_efficiency);
+  const auto says_differs = [](const variant_result& v) {
+    return std::any_of(v.notes.begin(), v.notes.end(),
+                       [](const std::string& n) { return n.find("batch plan differs") != std::string::npos; });
+  };
+  CHECK_FALSE(says_differs(sdpa));
+  // Another batching setting is another plan, and that is the change the row makes: no note.
+  CHECK_FALSE(says_differs(named(r, "greedy")));
+}
+
+TEST_CASE("two rows that batch alike but got different plans are told apart in the report", "[runner][one-change]") {
+  const std::vector<batch_plan> a{{{0, 1, 2, 3}, 32}, {{4, 5}, 64}};
+  const std::vector<batch_plan> dealt{{{4, 5}, 64}, {{0, 1, 2, 3}, 32}};  // the same batches, dealt to workers
+  const std::vector<batch_plan> b{{{0, 1}, 32}, {{2, 3}, 32}, {{4, 5}, 64}};
+  CHECK(plan_difference_note("parent", "dynamic(max_tokens=256)", dealt, a).empty());
+  CHECK(plan_difference_note("parent", "dynamic(max_tokens=256)", b, a) ==
+        "batch plan differs from \"parent\"'s though both batch as dynamic(max_tokens=256): 3 batches, 256 padded "
+        "tokens against 2 and 256; the difference between the two rows includes their plans");
 }
 
 TEST_CASE("the server scenario completes within its bounds and checks what it served", "[runner]") {

@@ -263,3 +263,30 @@ TEST_CASE("measurement loop: a reduced precision whose measured ceiling is below
     CHECK_FALSE(warned(named(res, "half")));
   }
 }
+
+TEST_CASE("measurement loop: a share of the ceiling over 100% is explained, never silent", "[runner][ceiling]") {
+  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  fake_scenario scenario(cfg);
+  const auto explained = [](const variant_result& v) {
+    for (const auto& note : v.notes)
+      if (note.find("of the measured bf16 ceiling (the best of n = 512, 1024 with 3 repeats each)") !=
+              std::string::npos &&
+          note.find("read it as at the ceiling") != std::string::npos)
+        return true;
+    return false;
+  };
+  run_result res = empty_result();
+  res.environment.device = "cpu";
+  matmul_ceiling low{"bf16", 1024, 1e-3, {512, 1024}, 3, 0.1};  // far below what "half" achieves
+  res.environment.ceilings = {{"fp32", 1024, 1e-3, {512, 1024}, 3, 0.1}, low};
+  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  REQUIRE(named(res, "half").ceiling_share > 1.0);
+  CHECK(explained(named(res, "half")));
+
+  res = empty_result();
+  res.environment.device = "cpu";
+  res.environment.ceilings = {{"fp32", 1024, 1e12, {512, 1024}, 3, 0.1}, {"bf16", 1024, 1e12, {512, 1024}, 3, 0.1}};
+  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  CHECK(named(res, "half").ceiling_share < 1.0);
+  CHECK_FALSE(explained(named(res, "half")));
+}
