@@ -12,6 +12,7 @@
 #include "cli/compare_command.hpp"
 #include "cli/console.hpp"
 #include "cli/serve_client.hpp"
+#include "cli/serve_command.hpp"
 #include "cli/serve_protocol.hpp"
 #include "common/error.hpp"
 #include "runner/resume_state.hpp"
@@ -146,18 +147,6 @@ class pair_scenario : public scenario_base {
   std::array<int64_t, 2> batches_{0, 0};
   std::array<torch::Tensor, 2> outputs_;
 };
-
-void check_servable(const config& cfg) {
-  if (cfg.sweep) throw input_error("sweep", "attnbench ab runs one experiment; take a point of the sweep as its config");
-  if (cfg.scenario == "train")
-    throw input_error("scenario", "attnbench ab times inference passes (offline, server); \"train\" is not served");
-  for (std::size_t i = 0; i < cfg.variants.size(); ++i) {
-    const auto& v = cfg.variants[i];
-    if (!v.pending && v.parallel && v.parallel->mode == parallel_mode::processes)
-      throw input_error(fmt::format("variants[{}].parallel.mode", i),
-                        "\"processes\" runs ranks of their own; attnbench ab serves one process per build");
-  }
-}
 
 ab_row failed_row(const std::string& variant, const std::string& why) {
   ab_row row;

@@ -268,7 +268,11 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_flag("--save-outputs", opts.save_outputs, "Also write each variant's logits as outputs/<variant>.npy");
   cmd->add_flag("--profile", opts.profile,
                 "Also profile every variant into <out>/profile, as `attnbench profile` does");
-XX, opts.quiet, "Print only the table and errors");
+  cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant check");
+  cmd->add_option("--formats", opts.formats,
+                  "Report formats, comma-separated, instead of the config's output.formats: json, csv, md, html "
+                  "(report.html: one self-contained page with charts), svg");
+  cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
   add_monitor_options(*cmd, opts.monitor, /*tensorboard=*/true);
   cmd->add_option("--resume", opts.resume,

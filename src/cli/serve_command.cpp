@@ -50,19 +50,6 @@ class reply_channel {
   std::FILE* out_ = nullptr;
 };
 
-// Refuses what `ab` cannot drive one pass at a time in one process per build.
-void check_servable(const config& cfg) {
-  if (cfg.sweep) throw input_error("sweep", "attnbench ab runs one experiment; take a point of the sweep as its config");
-  if (cfg.scenario == "train")
-    throw input_error("scenario", "attnbench ab times inference passes (offline, server); \"train\" is not served");
-  for (std::size_t i = 0; i < cfg.variants.size(); ++i) {
-    const auto& v = cfg.variants[i];
-    if (!v.pending && v.parallel && v.parallel->mode == parallel_mode::processes)
-      throw input_error(fmt::format("variants[{}].parallel.mode", i),
-                        "\"processes\" runs ranks of their own; attnbench ab serves one process per build");
-  }
-}
-
 void write_outputs(const std::string& file, const torch::Tensor& outputs) {
   const torch::Tensor t = outputs.to(torch::kCPU, torch::kFloat).contiguous();
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
@@ -138,6 +125,18 @@ void serve_requests(const config& cfg, offline_scenario& scenario, const run_res
 }
 
 }  // namespace
+
+void check_servable(const config& cfg) {
+  if (cfg.sweep) throw input_error("sweep", "attnbench ab runs one experiment; take a point of the sweep as its config");
+  if (cfg.scenario == "train")
+    throw input_error("scenario", "attnbench ab times inference passes (offline, server); \"train\" is not served");
+  for (std::size_t i = 0; i < cfg.variants.size(); ++i) {
+    const auto& v = cfg.variants[i];
+    if (!v.pending && v.parallel && v.parallel->mode == parallel_mode::processes)
+      throw input_error(fmt::format("variants[{}].parallel.mode", i),
+                        "\"processes\" runs ranks of their own; attnbench ab serves one process per build");
+  }
+}
 
 void setup_serve(CLI::App& app, serve_command_options& opts) {
   auto* cmd = app.add_subcommand("serve", "Serve single passes to `attnbench ab` over stdin/stdout (internal)");

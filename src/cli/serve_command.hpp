@@ -17,6 +17,11 @@ struct serve_command_options {
 };
 
 void setup_serve(CLI::App& app, serve_command_options& opts);
+
+struct config;
+// Refuses (input_error with the JSON path) what `ab` cannot drive one pass at a time in one process
+// per build: a sweep, the train scenario, multi-process variants.
+void check_servable(const config& cfg);
 int run_serve(const serve_command_options& opts);  // exit code
 
 }  // namespace attnbench

@@ -1,13 +1,13 @@
 #include "report/history_db.hpp"
 
 #include <cmath>
-#include <ctime>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "common/error.hpp"
+#include "common/utc_time.hpp"
 
 namespace attnbench {
 namespace {
@@ -46,15 +46,6 @@ CREATE TABLE IF NOT EXISTS variants (
 );
 CREATE INDEX IF NOT EXISTS runs_by_config ON runs (config_name, date);
 )SQL";
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // A prepared statement, finalized on scope exit.
 class statement {
@@ -166,7 +157,7 @@ bool history_db::add(const run_result& run, const std::string& source) {
                   path_);
     ins.bind(1, key).bind(2, run.name).bind(3, e.config_hash).bind(4, e.git_commit).bind(5, e.date);
     ins.bind(6, e.cpu_model).bind(7, e.cpu_id).bind(8, cpu_identity_of(e)).bind(9, e.device).bind(10, e.device_name);
-    ins.bind(11, e.threads).bind(12, e.torch_version).bind(13, e.hostname).bind(14, source).bind(15, utc_now());
+    ins.bind(11, e.threads).bind(12, e.torch_version).bind(13, e.hostname).bind(14, source).bind(15, utc_now_iso());
     if (ins.step() != SQLITE_DONE) throw input_error("--db", fmt::format("{}: SQLite: {}", path_, sqlite3_errmsg(db_)));
     if (sqlite3_changes(db_) == 0) {
       exec("COMMIT");

@@ -69,7 +69,7 @@ constexpr const char* script = R"JS(
   }
 
   function lines(fig, c) {
-    var W = 760, H = 260, left = 70, right = 20, top = 24, bottom = 40;
+    var W = 760, H = 260, left = 70, right = 50, top = 24, bottom = 40;
     var xs = [], lo = Infinity, hi = -Infinity;
     c.series.forEach(function (s) {
       s.points.forEach(function (p) {

@@ -11,6 +11,7 @@
 #include "common/build_info.hpp"
 #include "common/error.hpp"
 #include "common/cpu_info.hpp"
+#include "common/utc_time.hpp"
 #include "common/hash.hpp"
 #include "config/byte_size.hpp"
 #include "core/device.hpp"
@@ -97,15 +98,6 @@ std::string model_label(const model_config& m) {
     if (!p.filename().empty()) label = p.filename() / label;
   }
   return label.string();
-}
-
-std::string utc_now_iso() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string host_name() {
