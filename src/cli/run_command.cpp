@@ -157,6 +157,9 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
                                                   i + 1, prior.points[i].label(), i + 1, points[i].label()));
   }
   const bool force = opts.force || resumed.has_value();
+  if (std::count(cfg.output.formats.begin(), cfg.output.formats.end(), "html"))
+    throw input_error(opts.formats.empty() ? "output.formats" : "--formats",
+                      "html is written for a single run; a sweep's report is report.md with sweep.svg");
   const auto has = [&](const char* f) { return std::count(cfg.output.formats.begin(), cfg.output.formats.end(), f) > 0; };
   std::vector<fs::path> files;
   if (has("json")) files.push_back(dir / "results.json");
@@ -267,6 +270,9 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_flag("--profile", opts.profile,
                 "Also profile every variant into <out>/profile, as `attnbench profile` does");
   cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant check");
+  cmd->add_option("--formats", opts.formats,
+                  "Report formats, comma-separated, instead of the config's output.formats: json, csv, md, html "
+                  "(report.html: one self-contained page with charts), svg");
   cmd->add_flag("-q,--quiet", opts.quiet, "Print only the table and errors");
   cmd->add_flag("-v,--verbose", opts.verbose, "Print each step on stderr");
   add_monitor_options(*cmd, opts.monitor, /*tensorboard=*/true);
@@ -283,6 +289,7 @@ int run_run(const run_command_options& opts) {
   // Ranks other than 0 write nothing and print only errors: rank 0 reports for all.
   console out(opts.quiet || !rank0 ? verbosity::quiet : opts.verbose ? verbosity::verbose : verbosity::normal);
   config cfg = load_config(opts.config_path, detect_device_caps());
+  if (!opts.formats.empty()) cfg.output.formats = split_formats(opts.formats, "--formats");
   if (!opts.no_cost_check) check_cost(cfg);
   if (env) check_multi_process(cfg, *env, opts);
   if (!opts.perturb.empty() && !find_variant(cfg, opts.perturb))

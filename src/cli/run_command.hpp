@@ -16,6 +16,7 @@ struct run_command_options {
   bool save_outputs = false;
   bool profile = false;     // also profile every variant into <dir>/profile (attnbench profile)
   std::string junit;        // JUnit XML report path; empty for none
+  std::string formats;      // --formats json,md,html: overrides output.formats; empty keeps the config's
   bool quiet = false;
   bool verbose = false;
   monitor_options monitor;  // --metrics-port, --metrics-address, --metrics-hold-s

@@ -1374,6 +1374,7 @@ class config_reader {
     if (formats->empty()) o.add("formats", "must list at least one format");
     names allowed;
     for (auto f : defaults::formats) allowed.emplace_back(f);
+    allowed.emplace_back("html");  // report.html (report/html_writer.hpp): on request, not by default
     oc.formats.clear();
     for (size_t i = 0; i < formats->size(); ++i) {
       std::string path = fmt::format("{}[{}]", o.path("formats"), i);

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "report/csv_writer.hpp"
+#include "report/html_writer.hpp"
 #include "report/json_writer.hpp"
 #include "report/markdown_writer.hpp"
 #include "report/svg_writer.hpp"
@@ -28,11 +29,34 @@ std::vector<std::unique_ptr<writer_base>> make_writers(const std::vector<std::st
       if (listed("svg") == 0) writers.push_back(std::make_unique<svg_writer>());
     } else if (f == "svg") {
       writers.push_back(std::make_unique<svg_writer>());
+    } else if (f == "html") {
+      writers.push_back(std::make_unique<html_writer>());
     } else {
-      throw input_error(fmt::format("unknown output format '{}'; expected json, csv, md or svg", f));
+      throw input_error(fmt::format("unknown output format '{}'; expected json, csv, md, html or svg", f));
     }
   }
   return writers;
+}
+
+std::vector<std::string> split_formats(const std::string& list, const std::string& option) {
+  std::vector<std::string> formats;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = list.find(',', from);
+    std::string item = list.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (item.empty()) throw input_error(option, fmt::format("empty format name in \"{}\"", list));
+    formats.push_back(item);
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  try {
+    make_writers(formats);
+  } catch (const input_error& e) {
+    throw input_error(option, e.what());
+  }
+  return formats;
 }
 
 }  // namespace attnbench

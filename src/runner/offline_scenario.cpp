@@ -63,6 +63,18 @@ namespace {
 // every precision's tolerance.
 constexpr double perturb_scale = 0.5;
 
+#if ATTNBENCH_PLANTED_SLOWDOWN_PERCENT > 0
+// Test-only (CMake ATTNBENCH_TEST_PLANTED_SLOWDOWN, never in a release build): after each CPU
+// batch, spin for that share of the batch's time, inside the timed region, so a whole pass is that
+// much slower. `attnbench ab` and `compare` must catch it (results/cpu-ab-acceptance/).
+void planted_slowdown(double batch_s) {
+  const auto t0 = pass_clock::now();
+  const double extra_s = batch_s * ATTNBENCH_PLANTED_SLOWDOWN_PERCENT / 100.0;
+  while (seconds_since(t0) < extra_s) {
+  }
+}
+#endif
+
 // One pass: its timing, and the input buffers it allocated.
 struct pass_record {
   pass_timing timing;
@@ -128,6 +140,9 @@ pass_record time_pass(offline_variant& v, const dataset& data, torch::Device dev
   for (std::size_t k = 0; k < v.plans.size(); ++k) {
     const auto tb = pass_clock::now();
     v.executor->forward(batch_for(v, k, scratch));
+#if ATTNBENCH_PLANTED_SLOWDOWN_PERCENT > 0
+    planted_slowdown(seconds_since(tb));
+#endif
     t.timing.unit_ms.push_back(seconds_since(tb) * 1e3);
   }
   t.timing.seconds = seconds_since(t0);
@@ -439,6 +454,11 @@ bool offline_scenario::needs_whole_model_on_device(std::size_t i) const {
 void offline_scenario::prepare(std::size_t i, variant_result& r) {
   const variant_config& vc = cfg_.variants[i];
   offline_variant& v = variants_[i];
+#if ATTNBENCH_PLANTED_SLOWDOWN_PERCENT > 0
+  r.notes.push_back(fmt::format("test-only build: a planted slowdown of {}% per CPU batch (CMake "
+                                "ATTNBENCH_TEST_PLANTED_SLOWDOWN)",
+                                ATTNBENCH_PLANTED_SLOWDOWN_PERCENT));
+#endif
   if (vc.checkpointing.policy != checkpoint_policy::none)
     r.notes.push_back("no effect in inference: no activations are kept");
   batch_cost_model cost = default_planner_calibration(cfg_.model).model;
@@ -593,6 +613,8 @@ pass_timing offline_scenario::pass(std::size_t i, pass_phase phase) {
   }
   return std::move(p.timing);
 }
+
+const torch::Tensor& offline_scenario::check_outputs(std::size_t i) const { return variants_.at(i).outputs; }
 
 bool offline_scenario::end_of_passes() {
   for (auto& v : variants_)

@@ -60,6 +60,9 @@ class offline_scenario : public scenario_base {
   check_result check(std::size_t i, std::size_t base, double tolerance, variant_result& r) override;
   void finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) override;
 
+  // Variant i's check-pass outputs, (N, C) float in sample order (undefined before its check pass).
+  const torch::Tensor& check_outputs(std::size_t i) const;
+
   // Variant name → (N, C) float logits in sample order, for each variant that ran every pass.
   std::map<std::string, torch::Tensor> take_outputs() { return std::move(outputs_); }
 

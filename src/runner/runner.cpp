@@ -12,6 +12,7 @@
 #include "common/build_info.hpp"
 #include "common/error.hpp"
 #include "common/cpu_info.hpp"
+#include "common/utc_time.hpp"
 #include "common/hash.hpp"
 #include "config/byte_size.hpp"
 #include "core/device.hpp"
@@ -24,6 +25,7 @@
 #include "runner/matmul_ceiling.hpp"
 #include "runner/measurement_loop.hpp"
 #include "runner/resume_state.hpp"
+#include "runner/serve_experiment.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/model_placement.hpp"
 #include "runner/offline_scenario.hpp"
@@ -100,19 +102,12 @@ std::string model_label(const model_config& m) {
   return label.string();
 }
 
-std::string utc_now_iso() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string host_name() {
   char buf[256] = {};
   return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : "unknown";
 }
+
+}  // namespace
 
 environment_info describe_environment(const config& cfg, torch::Device device, const run_options& options) {
   environment_info env;
@@ -166,8 +161,6 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
   return env;
 }
 
-}  // namespace
-
 std::vector<torch::Device> variant_devices(const variant_config& vc, torch::Device device) {
   std::vector<std::string> used;
   if (vc.parallel && vc.parallel->mode == parallel_mode::threads) used = vc.parallel->devices;
@@ -190,7 +183,10 @@ std::optional<std::string> memory_not_covered(const variant_config& vc, torch::D
                      fmt::join(others, ", "), devices.front().str());
 }
 
-run_outcome run_experiment(const config& cfg, const run_options& options) {
+namespace {
+
+// run_experiment, or with `serve` set serve_experiment: one set-up for both.
+run_outcome run_or_serve(const config& cfg, const run_options& options, const serve_callback* serve) {
   const auto started = pass_clock::now();
   const auto log = [&](const std::string& s) {
     if (options.on_log) options.on_log(s);
@@ -288,6 +284,10 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
   const auto placement = model ? std::make_shared<model_placement>(model, device, model_bytes) : nullptr;
   offline_scenario offline(resolved, data, {device, placement, scripted, options.world, options.perturb_variant,
                                             progress, options.observer});
+  if (serve) {
+    (*serve)(resolved, offline, res);
+    return outcome;
+  }
   // Every rank of a multi-process run goes round as often as rank 0 decides: its timings count.
   const auto agree = [&](int64_t round, bool more) {
     return options.world ? options.world->agree(fmt::format("round/{}", round), more) : more;
@@ -301,6 +301,14 @@ run_outcome run_experiment(const config& cfg, const run_options& options) {
                                     "allocator, and this run is on {}",
                                     limit, device.str()));
   return outcome;
+}
+
+}  // namespace
+
+run_outcome run_experiment(const config& cfg, const run_options& options) { return run_or_serve(cfg, options, nullptr); }
+
+void serve_experiment(const config& cfg, const run_options& options, const serve_callback& serve) {
+  run_or_serve(cfg, options, &serve);
 }
 
 }  // namespace attnbench

@@ -20,9 +20,11 @@ void kill_rank_in_pass(int rank, int64_t pass) {
 
 }  // namespace
 
-void install_test_hooks(CLI::App& app, run_command_options& run_opts) {
+void install_test_hooks(CLI::App& app, run_command_options& run_opts, serve_command_options& serve_opts) {
   app.get_subcommand("run")->add_option("--test-perturb-outputs", run_opts.perturb,
                                         "Test-only: perturb this variant's outputs (its check must FAIL)");
+  app.get_subcommand("serve")->add_option("--test-perturb-outputs", serve_opts.perturb,
+                                          "Test-only: hand ab this variant's outputs scaled by 1.1");
   if (const char* kill = std::getenv("ATTNBENCH_TEST_KILL_RANK"); kill && *kill) {
     rank_to_kill = std::atoi(kill);
     set_rank_pass_hook(kill_rank_in_pass);

@@ -6,15 +6,18 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/run_command.hpp"
+#include "cli/serve_command.hpp"
 
 namespace attnbench {
 
 // Adds the hooks to the CLI that main() has set up:
 //   run --test-perturb-outputs VARIANT   perturbs VARIANT's outputs, so the check must FAIL it;
+//   serve --test-perturb-outputs VARIANT scales VARIANT's check-pass outputs by 1.1 before `ab`
+//                                        reads them: a build that computes something else;
 //   ATTNBENCH_TEST_KILL_RANK=r           (environment) rank r of a multi-process run SIGKILLs
 //                                        itself in its third pass of a multi-process variant
 //                                        (after the check pass and the warm-up). `launch` starts
 //                                        its ranks from its own executable, so they inherit it.
-void install_test_hooks(CLI::App& app, run_command_options& run_opts);
+void install_test_hooks(CLI::App& app, run_command_options& run_opts, serve_command_options& serve_opts);
 
 }  // namespace attnbench
