@@ -7,8 +7,9 @@
 // Why this path and not the others LibTorch 2.11 offers from C++ (measured on a Zen 3,
 // results/cpu-int8-zen3/): FBGEMM's quantized::linear_prepack / linear_dynamic take their weights
 // as torch.ao quantized tensors (qint8), the dtypes being deprecated upstream, and its packed
-// parameters are a TorchScript custom class; at::_int_mm on the CPU ran 10-50× slower than fp32
-// (a reference loop on this build) and leaves the dequantization to separate passes. The oneDNN
+// parameters are a TorchScript custom class (its GEMM alone timed about as fast as oneDNN's here);
+// at::_int_mm on the CPU ran 7-41× slower than fp32 and leaves the dequantization to separate
+// passes (results/cpu-int8-zen3/int8_paths.txt, a shared machine: noisy). The oneDNN
 // operators take plain int8/uint8 tensors with explicit scales, are what torch.compile's x86
 // int8 path emits (so they are maintained), and pick AMX-INT8, AVX512-VNNI or AVX-VNNI at run
 // time where the CPU has them.
@@ -17,8 +18,11 @@
 // sums pairs of products into int16 with saturation: 2·255·127 = 64770 > 32767, so large
 // activations against large weights come out wrong (measured: half the exact value). Weights are
 // then quantized to 7 bits ([-63, 63]: 2·255·63 = 32130 fits), the remedy oneDNN documents ("Nuances
-// of int8 computations") and FBGEMM's reduce_range applies to activations instead. Which applies
-// is decided by running the saturating case once (int8_gemm_saturates), not by a CPU table.
+// of int8 computations"). FBGEMM's reduce_range narrows the activations instead; emulated on
+// minilm-l6's dims, 7-bit weights moved the logits less (rel. L2 1.0e-2 against 1.4e-2,
+// results/cpu-int8-zen3/emulate_int8.txt): per-channel weights have no outliers to lose a bit
+// to, per-tensor activations do. Whether to narrow is decided by running the saturating case
+// once (int8_gemm_saturates), not by a CPU table.
 //
 // The quantized weight lives in the torch::nn::Linear it belongs to, as buffers beside its fp32
 // weight (quantize_linear), so the encoder's linear sites need no new member: packing such a
