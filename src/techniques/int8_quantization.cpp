@@ -27,11 +27,13 @@ namespace {
 
 constexpr const char* technique_name = "int8-quantization";
 
-// Relative L2 of the logits against fp32. Per GEMM, 7-bit weights and 8-bit per-tensor activations
-// err about 1.5e-2 (measured on N(0, 1) inputs); over 6 layers × 4 GEMMs, LayerNorm renormalising
-// in between, the logits of the shipped minilm-l6 configs err 4-6e-2 (results/cpu-int8-zen3/):
-// twice that, as the cast's bound is twice autocast's.
-constexpr double int8_tolerance = 1.5e-1;
+// Relative L2 of the logits against fp32. Per GEMM, 8-bit per-tensor activations and 7- or 8-bit
+// per-channel weights err about 1.2-1.8e-2 against ATen's fp32 linear on N(0, 1) inputs
+// (results/cpu-int8-zen3/int8_paths.txt); through minilm-l6's 6 layers × 4 GEMMs, LayerNorm
+// renormalising in between, the logits erred 1.0e-2 with 7-bit weights in the fp32 emulation of
+// this path (results/cpu-int8-zen3/emulate_int8.txt): 5× that, amp-bf16's bound, leaves room for
+// other seeds and models without letting a wrong model (O(1)) pass.
+constexpr double int8_tolerance = 5e-2;
 
 void prepare(EncoderClassifier& copy, int bits) {
   torch::NoGradGuard no_grad;

@@ -87,8 +87,8 @@ TEST_CASE("int8 linear: the oneDNN int8 GEMM against fp32 arithmetic and ATen's 
   CHECK(rel_l2(y, plain) > 1e-4);  // it did quantize
   // Through the encoder's linear site: a linear carrying its int8 weight packs and runs it.
   torch::nn::Linear linear(37, 19);
-  linear->weight.set_data(w);
-  linear->bias.set_data(b);
+  linear->weight.copy_(w);
+  linear->bias.copy_(b);
   quantize_linear(*linear, bits);
   const auto site = pack_linear(linear);
   CHECK(site.scalar_type() == torch::kChar);
@@ -129,7 +129,7 @@ TEST_CASE("int8 quantization: registered, its tolerance, and its config rules", 
   const technique_option* o = find_technique_option("precision", "int8");
   REQUIRE(o != nullptr);
   CHECK(tolerance_for(cfg, v) == o->default_tolerance);
-  CHECK(o->default_tolerance == Approx(0.15));
+  CHECK(o->default_tolerance == Approx(0.05));
   CHECK(t->skip_reason(v, torch::kCPU) == std::nullopt);
   CHECK(t->skip_reason(v, torch::Device(torch::kCUDA, 0)) ==
         "\"precision\": \"int8\" runs on the CPU only (oneDNN's CPU int8 matmul); this run's device is cuda:0");
@@ -138,9 +138,9 @@ TEST_CASE("int8 quantization: registered, its tolerance, and its config rules", 
   const std::string summary =
       "(runs a copy of the model whose encoder linears are dynamically quantized to int8 (CPU, inference))";
   SECTION("check.tolerances.int8 overrides the default") {
-    doc["check"] = {{"tolerances", {{"int8", 0.05}}}};
+    doc["check"] = {{"tolerances", {{"int8", 0.08}}}};
     const config c = testing::parse(doc);
-    CHECK(tolerance_for(c, *find_variant(c, "sdpa-int8")) == 0.05);
+    CHECK(tolerance_for(c, *find_variant(c, "sdpa-int8")) == 0.08);
   }
   SECTION("not with offload") {
     doc["variants"][1]["offload"] = {{"target", "cpu"}};
@@ -210,7 +210,7 @@ TEST_CASE("int8 quantization: a run checks it against the baseline, and a pertur
     CHECK(v.status == (v.name == "custom-int8" ? status_kind::fail : status_kind::pass));
     if (v.name != "naive") {
       CHECK(v.precision == "int8");
-      CHECK(v.check.tolerance == Approx(0.15));
+      CHECK(v.check.tolerance == Approx(0.05));
       CHECK(find_metric(v.metrics, "quantize_ms") != nullptr);
     }
   }
