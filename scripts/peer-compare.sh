@@ -27,7 +27,8 @@
 #              linears (only where the CPU has native bf16; where "amp" resolves to fp32, the class is
 #              n/a with the reason); transformers with the model cast to bf16; OpenVINO's default
 #              precision when it ran bf16 or fp16 (which it ran is recorded)
-#   int8       ONNX Runtime's quantize_dynamic (and attnbench's int8 variant where this build has one)
+#   int8       attnbench "precision": "int8" (encoder linears dynamically quantized, oneDNN's int8
+#              matmul; sdpa or custom attention); ONNX Runtime's quantize_dynamic
 # Per class and shape: attnbench's fastest PASS variant against the fastest unflagged peer (each by
 # its geometric mean over the rounds), the ratio's geometric mean with a paired 95% t interval over
 # the rounds, and a verdict read from the interval: ahead (low end > 1), behind (high end < 1),
@@ -56,7 +57,7 @@ while [ $# -gt 0 ]; do
     --bin) BIN=$2; shift 2 ;;
     --passes) PASSES=$2; shift 2 ;;
     --batches) BATCHES=$2; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "peer-compare: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -95,7 +96,9 @@ mkdir -p "$OUT"
 rows="$work/rows.jsonl"
 : >"$rows"
 
-# attnbench's variants: the fp32 class always; the bf16 class where the CPU multiplies bf16 natively
+# attnbench's variants: the fp32 and int8 classes always (oneDNN's int8 matmul runs on any x86-64:
+# VNNI or AMX where present, 7-bit weights where its u8·s8 product would saturate); the bf16 class
+# where the CPU multiplies bf16 natively
 # (elsewhere "amp" resolves to fp32 and the bf16 cast would run on LibTorch's reference GEMM).
 variant() {  # name precision attention [linear]
   local extra=""
@@ -106,7 +109,8 @@ variant() {  # name precision attention [linear]
 attnbench_variants() {
   local list=()
   list+=("$(variant naive fp32 naive)" "$(variant sdpa fp32 sdpa)" "$(variant custom fp32 custom)"
-         "$(variant sdpa-packed fp32 sdpa packed)" "$(variant custom-packed fp32 custom packed)")
+         "$(variant sdpa-packed fp32 sdpa packed)" "$(variant custom-packed fp32 custom packed)"
+         "$(variant int8-sdpa int8 sdpa)" "$(variant int8-custom int8 custom)")
   if [ "$native_bf16" = 1 ]; then
     list+=("$(variant amp-sdpa amp sdpa)" "$(variant amp-custom amp custom)"
            "$(variant amp-sdpa-packed amp sdpa packed)" "$(variant amp-custom-packed amp custom packed)"
@@ -140,7 +144,7 @@ EOF
   # 3: an output check failed (that variant is not counted, the others are); anything else ends it.
   [ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$dir.log" >&2; log "attnbench run failed (exit $rc)"; exit 1; }
   [ -f "$data/reference.npy" ] || cp "$dir/outputs/naive.npy" "$data/reference.npy"
-  "$VENV/bin/python" - "$dir/results.json" "$b" "$l" "$r" >>"$rows" <<'EOF'
+  "$VENV/bin/python" - "$dir/results.json" "$b" "$l" "$r" "$BATCHES" >>"$rows" <<'EOF'
 import json, math, sys
 res = json.load(open(sys.argv[1]))
 for v in res["variants"]:
@@ -149,6 +153,10 @@ for v in res["variants"]:
     row = {"engine": "attnbench-" + v["name"], "batch": int(sys.argv[2]), "length": int(sys.argv[3]),
            "round": int(sys.argv[4]), "class": klass, "ran": v.get("precision", dtype), "status": v["status"],
            "reason": v.get("reason", ""), "rel_l2": (v.get("check") or {}).get("rel_l2")}
+    top1 = (v.get("check") or {}).get("top1_agreement")
+    if top1 is not None:  # predictions kept: the samples whose top-1 the baseline's agrees with
+        row["compared"] = int(sys.argv[2]) * int(sys.argv[5])
+        row["kept"] = round(top1 * row["compared"])
     if v["status"] == "PASS":
         row["samples_per_s"] = v["throughput"]["geomean"]
     print(json.dumps(row))

@@ -59,7 +59,7 @@ def main():
         engines = {}  # name → {"class", "ran", "rounds": {round: samples/s}, "ok": bool, "why": str, "rel_l2"}
         for r in at:
             e = engines.setdefault(r["engine"], {"class": r.get("class"), "ran": r.get("ran"), "rounds": {},
-                                                 "ok": True, "why": "", "rel_l2": r.get("rel_l2")})
+                                                 "ok": True, "why": "", "rel_l2": r.get("rel_l2"), "kept": None})
             if r.get("status") not in ("PASS",) or "samples_per_s" not in r:
                 e["ok"] = False
                 e["why"] = e["why"] or f"{r.get('status')}: {r.get('reason', '')}".strip(": ")
@@ -67,6 +67,8 @@ def main():
                 e["rounds"][r["round"]] = r["samples_per_s"]
             if r.get("rel_l2") is not None:
                 e["rel_l2"] = r["rel_l2"]
+            if r.get("kept") is not None:  # the same inputs every round: the last round's count
+                e["kept"] = [r["kept"], r["compared"]]
             e["class"] = e["class"] or r.get("class")
         row = {"batch": b, "length": l}
         for name, e in engines.items():
@@ -91,8 +93,15 @@ def main():
                         pre + "peer": geomean(list(peers[best_peer]["rounds"].values())),
                         pre + "peer_engine": best_peer, pre + "ratio": ratio, pre + "ci_low": low,
                         pre + "ci_high": high, pre + "rounds": n, pre + "verdict": verdict(low, high)})
+        # The second int8 target: attnbench's fastest int8 variant against its fastest fp32 one.
+        if row.get("int8_attnbench") and row.get("fp32_attnbench"):
+            int8_rounds = engines["attnbench-" + row["int8_attnbench_variant"]]["rounds"]
+            fp32_rounds = engines["attnbench-" + row["fp32_attnbench_variant"]]["rounds"]
+            ratio, low, high, _ = paired_interval(int8_rounds, fp32_rounds)
+            row.update({"int8_over_fp32": ratio, "int8_over_fp32_ci_low": low, "int8_over_fp32_ci_high": high})
         row["engines"] = {n: {"class": e["class"], "ran": e["ran"], "counted": e["ok"], "why_not": e["why"],
-                              "rel_l2": e["rel_l2"], "rounds": e["rounds"]} for n, e in engines.items()}
+                              "rel_l2": e["rel_l2"], "kept": e["kept"], "rounds": e["rounds"]}
+                          for n, e in engines.items()}
         table.append(row)
 
     f = lambda x, d=3: "n/a" if x is None else f"{x:.{d}g}"
@@ -117,13 +126,24 @@ def main():
                       f"{f(row[p + 'peer'])} | {row[p + 'peer_engine']} | {row[p + 'ratio']:.2f} | {ci} | "
                       f"{row[p + 'verdict']} |")
         md.append("")
+        if klass == "int8":
+            md += ["attnbench's fastest int8 variant ÷ its fastest fp32 variant (paired 95% t interval over the rounds):", ""]
+            for row in table:
+                if "int8_over_fp32" in row:
+                    lo, hi = row["int8_over_fp32_ci_low"], row["int8_over_fp32_ci_high"]
+                    ci = "—" if lo is None else f"{lo:.2f}–{hi:.2f}"
+                    md.append(f"- {row['batch']} × {row['length']}: {row['int8_over_fp32']:.2f} ({ci})")
+            md.append("")
     md += ["## Every engine", "",
-           "| batch × length | engine | class | ran | samples/s | rel. L2 vs attnbench fp32 | counted |", "|---|---|---|---|---:|---:|---|"]
+           "Predictions kept: of the samples compared, those whose top-1 label is the fp32 baseline's.", "",
+           "| batch × length | engine | class | ran | samples/s | rel. L2 vs attnbench fp32 | predictions kept | counted |",
+           "|---|---|---|---|---:|---:|---:|---|"]
     for row in table:
         for n, e in row["engines"].items():
             rel = e["rel_l2"]
+            kept = "n/a" if not e.get("kept") else f"{e['kept'][0]} of {e['kept'][1]}"
             md.append(f"| {row['batch']} × {row['length']} | {n} | {e['class']} | {e['ran']} | "
-                      f"{f(row.get(n.replace('-', '_')))} | {'n/a' if rel is None else f'{rel:.2e}'} | "
+                      f"{f(row.get(n.replace('-', '_')))} | {'n/a' if rel is None else f'{rel:.2e}'} | {kept} | "
                       f"{'yes' if e['counted'] else 'no: ' + e['why_not']} |")
     os.makedirs(out, exist_ok=True)
     open(os.path.join(out, "peers.md"), "w").write("\n".join(md) + "\n")

@@ -88,8 +88,8 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const attention
 }
 
 void SelfAttentionImpl::pack_linears() {
-  qkv_packed_ = pack_linear_weight(qkv_->weight);
-  out_packed_ = pack_linear_weight(out_proj_->weight);
+  qkv_packed_ = pack_linear(qkv_);
+  out_packed_ = pack_linear(out_proj_);
 }
 
 torch::Tensor SelfAttentionImpl::naive_core(const torch::Tensor& q, const torch::Tensor& k,

@@ -76,8 +76,8 @@ torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const attention_
 
 void EncoderLayerImpl::pack_linears() {
   attention_->pack_linears();
-  ffn_in_packed_ = pack_linear_weight(ffn_in_->weight);
-  ffn_out_packed_ = pack_linear_weight(ffn_out_->weight);
+  ffn_in_packed_ = pack_linear(ffn_in_);
+  ffn_out_packed_ = pack_linear(ffn_out_);
 }
 
 EncoderClassifierImpl::EncoderClassifierImpl(const model_config& cfg) : cfg_(cfg) {

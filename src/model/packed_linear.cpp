@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "model/int8_linear.hpp"
+
 namespace attnbench {
 namespace {
 
@@ -75,8 +77,18 @@ torch::Tensor packed_linear(const torch::Tensor& x, const torch::Tensor& packed_
   return stack.at(0).toTensor();
 }
 
+torch::Tensor pack_linear(const torch::nn::Linear& linear) {
+  if (auto q = quantized_weight_of(*linear)) return prepack_int8_weight(q->weight);
+  return pack_linear_weight(linear->weight);
+}
+
 torch::Tensor linear_forward(torch::nn::Linear linear, const torch::Tensor& packed, const torch::Tensor& x,
                              bool gelu) {
+  if (packed.defined() && packed.scalar_type() == torch::kChar) {
+    auto q = quantized_weight_of(*linear);
+    TORCH_CHECK(q.has_value(), "packed linear: an int8 weight without its scales (model/int8_linear.hpp)");
+    return int8_linear(x, packed, *q, linear->bias, gelu);
+  }
   if (packed.defined()) return packed_linear(x, packed, linear->bias, gelu);
   auto y = linear(x);
   return gelu ? torch::gelu(y) : y;

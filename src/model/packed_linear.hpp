@@ -38,8 +38,13 @@ torch::Tensor pack_linear_weight(const torch::Tensor& weight);
 torch::Tensor packed_linear(const torch::Tensor& x, const torch::Tensor& packed_weight, const torch::Tensor& bias,
                             bool gelu);
 
-// A torch::nn::Linear's forward, or its packed form once `packed` is set (pack_linear_weight of
-// its weight): the encoder's linear sites call this, so a model with packed weights runs them.
+// A linear's weight packed for its GEMM: its int8 weight for oneDNN's int8 matmul where
+// quantize_linear stored one in it (model/int8_linear.hpp), else pack_linear_weight of its weight.
+torch::Tensor pack_linear(const torch::nn::Linear& linear);
+
+// A torch::nn::Linear's forward, or its packed form once `packed` is set (pack_linear): the
+// encoder's linear sites call this, so a model with packed weights runs them; an int8 `packed`
+// runs int8_linear with the linear's quantized weight's scales.
 torch::Tensor linear_forward(torch::nn::Linear linear, const torch::Tensor& packed, const torch::Tensor& x,
                              bool gelu = false);
 

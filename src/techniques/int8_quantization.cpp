@@ -1,0 +1,109 @@
+// "precision": "int8": dynamic int8 quantization of every encoder linear, as ONNX Runtime's
+// quantize_dynamic does it: each weight quantized once (symmetric, per output channel) before any
+// pass, each activation quantized per call (asymmetric, per tensor, uint8, from its own min and
+// max), the product in int32 on oneDNN's int8 matmul, dequantized to fp32 with the bias and the
+// FFN's GELU fused (model/int8_linear.hpp says why oneDNN's operators and not FBGEMM's or
+// at::_int_mm). Attention's own matmuls, softmax, LayerNorm, the embeddings, the pooler and the
+// classifier stay fp32. CPU, inference.
+//
+// On a CPU without VNNI or AMX-INT8 oneDNN's u8·s8 product saturates (int16 pairs): the weights
+// are then quantized to 7 bits. The technique probes that once (int8_gemm_saturates) and reports
+// the weight bits and the probe's answer as metrics; ONEDNN_VERBOSE=1 names the ISA that ran.
+//
+// Quantization costs accuracy, so int8 has its own tolerance (check.tolerances.int8 overrides).
+//
+// The whole technique is this file and model/int8_linear.hpp: its config value and tolerance
+// (config/technique_catalog.hpp), its executor (techniques/registry.hpp), its metrics (core/metric.hpp).
+#include <fmt/format.h>
+
+#include "config/technique_catalog.hpp"
+#include "model/encoder.hpp"
+#include "model/int8_linear.hpp"
+#include "techniques/model_copy_executor.hpp"
+#include "techniques/registry.hpp"
+
+namespace attnbench {
+namespace {
+
+constexpr const char* technique_name = "int8-quantization";
+
+// Relative L2 of the logits against fp32. Per GEMM, 8-bit per-tensor activations and 7- or 8-bit
+// per-channel weights err about 1.2-1.8e-2 against ATen's fp32 linear on N(0, 1) inputs
+// (results/cpu-int8-zen3/int8_paths.txt); through minilm-l6's 6 layers × 4 GEMMs, LayerNorm
+// renormalising in between, the logits erred 1.0e-2 with 7-bit weights in the fp32 emulation of
+// this path (results/cpu-int8-zen3/emulate_int8.txt): 5× that, amp-bf16's bound, leaves room for
+// other seeds and models without letting a wrong model (O(1)) pass.
+constexpr double int8_tolerance = 5e-2;
+
+void prepare(EncoderClassifier& copy, int bits) {
+  torch::NoGradGuard no_grad;
+  for (int64_t i = 0; i < copy->num_layers(); ++i)
+    for (const auto& m : copy->layer(i)->modules(/*include_self=*/false))
+      if (auto* linear = m->as<torch::nn::Linear>()) quantize_linear(*linear, bits);
+  copy->pack_linears();  // the quantized linears prepack their int8 weights (model/packed_linear.hpp)
+}
+
+class int8_executor : public model_copy_executor {
+ public:
+  int8_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal, int bits)
+      : model_copy_executor(model, device, v, causal, [bits](EncoderClassifier& copy) { prepare(copy, bits); }),
+        bits_(bits) {}
+
+ protected:
+  void do_annotate(variant_result& r) override {
+    set_metric(r.metrics, {"quantize_ms", prepare_ms(), metric_unit::ms, metric_direction::lower_is_better,
+                           technique_name,
+                           "one-off time to copy the model, quantize its encoder linears' weights to int8 and prepack "
+                           "them for oneDNN, before any pass (not in the timed passes)",
+                           ""});
+    set_metric(r.metrics,
+               {"int8_weight_bits", static_cast<double>(bits_), metric_unit::count, metric_direction::neither,
+                technique_name,
+                bits_ == 8 ? "weights quantized to 8 bits: oneDNN's u8·s8 product did not saturate on this CPU "
+                             "(VNNI or AMX-INT8, or an exact fallback)"
+                           : "weights quantized to 7 bits: oneDNN's u8·s8 product saturated on this CPU (int16 "
+                             "pairs without VNNI), probed once with 255 × 127",
+                ""});
+  }
+
+ private:
+  int bits_;
+};
+
+class int8_quantization : public technique {
+ public:
+  std::string name() const override { return technique_name; }
+  std::string precision_label(const variant_config&) const override { return "int8"; }
+  std::string compute_dtype(const variant_config&) const override { return "int8"; }
+  std::string describe(const variant_config&) const override {
+    return "encoder linears on int8 weights (per output channel, quantized once) with activations quantized to uint8 "
+           "per call (per tensor), oneDNN's int8 matmul, bias and GELU fused; the rest fp32";
+  }
+  std::optional<std::string> skip_reason(const variant_config&, torch::Device device) const override {
+    if (!device.is_cpu())
+      return fmt::format("\"precision\": \"int8\" runs on the CPU only (oneDNN's CPU int8 matmul); this run's device is {}",
+                         device.str());
+    return int8_linear_unavailable();
+  }
+  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device, const variant_config& v,
+                                               bool causal) const override {
+    return std::make_unique<int8_executor>(model, device, v, causal, int8_weight_bits(int8_gemm_saturates()));
+  }
+};
+
+const bool registered = [] {
+  technique_option o;
+  o.key = "precision";
+  o.value = "int8";
+  o.technique = technique_name;
+  o.summary = "runs a copy of the model whose encoder linears are dynamically quantized to int8 (CPU, inference)";
+  o.default_tolerance = int8_tolerance;
+  o.scenarios = {"offline", "server"};
+  o.excludes = {"offload", "parallel", "pipeline"};
+  register_technique_option(o);
+  register_technique(std::make_unique<int8_quantization>());
+  return true;
+}();
+
+}  // namespace
+}  // namespace attnbench
