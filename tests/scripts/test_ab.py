@@ -106,8 +106,10 @@ def main():
         rc, so, se = run([attnbench, "ab", "--base", attnbench, "--candidate", binary, config])
         check(rc == 2 and "--candidate" in se and expect in se and binary in se,
               f"{what}: exit 2 naming --candidate and the binary, saying \"{expect}\" (rc {rc}; stderr: {se[-600:]})")
-    # Greets and says ready as the real one does, then its stdout closes at the first request.
-    dies = script(os.path.join(tmp, "dies"), f'"{attnbench}" serve "$2" | head -n 2')
+    # Greets and says ready as the real one does, then exits: its stdout closes before the first answer.
+    # (Not `serve | head -n 2` with serve reading the parent's requests: the shell then holds the pipe
+    # open while serve, its SIGPIPE ignored, waits for the next request — a deadlock of the fixture.)
+    dies = script(os.path.join(tmp, "dies"), f'"{attnbench}" serve "$2" </dev/null | head -n 2')
     rc, so, se = run([attnbench, "ab", "--base", attnbench, "--candidate", dies, config])
     check(rc not in (0, 2) and "candidate build" in se + so and dies in se + so,
           f"a child that dies mid-run: an error naming the candidate build (rc {rc}; {se[-600:]})")
