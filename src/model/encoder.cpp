@@ -192,8 +192,13 @@ void EncoderClassifierImpl::fit_decisive_head(uint64_t seed) {
     ids[i].narrow(0, 0, len).copy_(torch::tensor(s, torch::kLong));
     mask[i].narrow(0, 0, len).fill_(true);
   }
-  // The pooled [CLS] features the head reads, in fp32 through the seeded encoder.
+  // The pooled [CLS] features the head reads, in fp32 through the seeded encoder, in eval mode: a
+  // module is built in training mode, and dropout there would draw from the global generator and
+  // give every process a different head.
+  const bool was_training = is_training();
+  eval();
   const auto x = encode(ids.to(device), mask.to(device));
+  train(was_training);
   const auto pooled = torch::tanh(pooler_(x.select(1, 0))).to(torch::kCPU, torch::kDouble);  // (P, H)
   const auto mean = pooled.mean(0);                                                            // (H)
   const auto centred = pooled - mean;
