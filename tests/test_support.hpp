@@ -70,4 +70,14 @@ inline std::vector<problem> problems_of(const nlohmann::ordered_json& doc) {
   return {};
 }
 
+// The message of the problem parsing `doc` reports at `path`; fails the test when there is none.
+inline std::string problem_at(const nlohmann::ordered_json& doc, const std::string& path) {
+  const auto ps = problems_of(doc);
+  INFO("problems: " << (ps.empty() ? std::string("none") : input_error(ps).what()));
+  for (const auto& p : ps)
+    if (p.path == path) return p.message;
+  FAIL("no problem at " << path);
+  return {};
+}
+
 }  // namespace attnbench::testing

@@ -1,25 +1,14 @@
 #include "model/int8_linear.hpp"
 
-#include <ATen/core/dispatch/Dispatcher.h>
-
 #include <cmath>
+
+#include "model/onednn_op.hpp"
 
 namespace attnbench {
 namespace {
 
 constexpr const char* prepack_op = "onednn::qlinear_prepack";
 constexpr const char* qlinear_op = "onednn::qlinear_pointwise";
-
-std::optional<c10::OperatorHandle> find_op(const char* qualified) {
-  return c10::Dispatcher::singleton().findSchema({std::string(qualified), ""});
-}
-
-c10::OperatorHandle op_or_throw(const char* qualified) {
-  auto op = find_op(qualified);
-  TORCH_CHECK(op.has_value(), "int8 linear: LibTorch has no operator ", qualified,
-              " (it needs a LibTorch built with oneDNN, USE_MKLDNN)");
-  return *op;
-}
 
 int64_t qmax_of(int bits) {
   TORCH_CHECK(bits == 7 || bits == 8, "int8 linear: weights are quantized to 8 or 7 bits; got ", bits);
@@ -29,7 +18,7 @@ int64_t qmax_of(int bits) {
 // The oneDNN int8 matmul with fp32 output: qx (M, K) uint8 with its scale and zero point.
 torch::Tensor qlinear(const torch::Tensor& qx, double x_scale, int64_t x_zero_point, const torch::Tensor& packed,
                       const int8_linear_weight& w, const torch::Tensor& bias, bool gelu) {
-  static const c10::OperatorHandle op = op_or_throw(qlinear_op);
+  static const c10::OperatorHandle op = onednn_op_or_throw("int8 linear", qlinear_op);
   // Output scale 1 and zero point 0 with output dtype float32: dequantized, not requantized.
   // Post-op "gelu" with algorithm "none" is the exact (erf) GELU; "none" takes no algorithm.
   torch::jit::Stack stack{qx,
@@ -61,10 +50,7 @@ constexpr int64_t probe_k = 64;
 }  // namespace
 
 std::optional<std::string> int8_linear_unavailable() {
-  for (const char* name : {prepack_op, qlinear_op})
-    if (!find_op(name))
-      return std::string("this LibTorch has no oneDNN operator ") + name + " (built without USE_MKLDNN)";
-  return std::nullopt;
+  return missing_onednn_op({prepack_op, qlinear_op});
 }
 
 bool int8_gemm_saturates() {
@@ -123,7 +109,7 @@ torch::Tensor prepack_int8_weight(const torch::Tensor& weight) {
   TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == torch::kChar && weight.device().is_cpu(),
               "int8 linear: a prepacked weight must be 2-D int8 on the CPU; got ", weight.sizes(), " ",
               weight.scalar_type());
-  static const c10::OperatorHandle op = op_or_throw(prepack_op);
+  static const c10::OperatorHandle op = onednn_op_or_throw("int8 linear", prepack_op);
   torch::jit::Stack stack{weight.contiguous(), c10::IValue()};  // x_shape: none (any number of rows)
   op.callBoxed(stack);
   return stack.at(0).toTensor();

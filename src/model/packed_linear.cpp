@@ -1,10 +1,9 @@
 #include "model/packed_linear.hpp"
 
-#include <ATen/core/dispatch/Dispatcher.h>
-
 #include <algorithm>
 
 #include "model/int8_linear.hpp"
+#include "model/onednn_op.hpp"
 
 namespace attnbench {
 namespace {
@@ -12,25 +11,10 @@ namespace {
 constexpr const char* reorder_op = "mkldnn::_reorder_linear_weight";
 constexpr const char* linear_op = "mkldnn::_linear_pointwise";
 
-std::optional<c10::OperatorHandle> find_op(const char* qualified) {
-  const std::string name = qualified;
-  return c10::Dispatcher::singleton().findSchema({name, ""});
-}
-
-c10::OperatorHandle op_or_throw(const char* qualified) {
-  auto op = find_op(qualified);
-  TORCH_CHECK(op.has_value(), "packed linear: LibTorch has no operator ", qualified,
-              " (it needs a LibTorch built with oneDNN, USE_MKLDNN)");
-  return *op;
-}
-
 }  // namespace
 
 std::optional<std::string> packed_linear_unavailable() {
-  for (const char* name : {reorder_op, linear_op})
-    if (!find_op(name))
-      return std::string("this LibTorch has no oneDNN operator ") + name + " (built without USE_MKLDNN)";
-  return std::nullopt;
+  return missing_onednn_op({reorder_op, linear_op});
 }
 
 std::optional<std::string> packed_dtype_unavailable(const std::string& dtype,
@@ -55,7 +39,7 @@ torch::Tensor pack_linear_weight(const torch::Tensor& weight) {
                   weight.device().is_cpu(),
               "packed linear: weights must be 2-D float32 or bfloat16 on the CPU; got ", weight.sizes(), " ",
               weight.scalar_type(), " on ", weight.device());
-  static const c10::OperatorHandle op = op_or_throw(reorder_op);
+  static const c10::OperatorHandle op = onednn_op_or_throw("packed linear", reorder_op);
   torch::jit::Stack stack{weight.detach().contiguous(), c10::IValue()};  // batch_size: none (any)
   op.callBoxed(stack);
   return stack.at(0).toTensor();
@@ -63,7 +47,7 @@ torch::Tensor pack_linear_weight(const torch::Tensor& weight) {
 
 torch::Tensor packed_linear(const torch::Tensor& x, const torch::Tensor& packed_weight, const torch::Tensor& bias,
                             bool gelu) {
-  static const c10::OperatorHandle op = op_or_throw(linear_op);
+  static const c10::OperatorHandle op = onednn_op_or_throw("packed linear", linear_op);
   const torch::Tensor input = x.scalar_type() == packed_weight.scalar_type() ? x : x.to(packed_weight.scalar_type());
   // attr "gelu" with algorithm "none" is the exact (erf) GELU, torch::gelu's default; attr "none"
   // takes no algorithm.

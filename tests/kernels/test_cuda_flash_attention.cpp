@@ -11,6 +11,7 @@
 #include "kernels/cuda/cuda_flash_attention.hpp"
 #include "runner/attention_bench.hpp"
 #include "test_support.hpp"
+#include "tensor_support.hpp"
 
 using namespace attnbench;
 
@@ -28,10 +29,7 @@ bool skip_without_kernel() {
   return false;
 }
 
-double rel_l2(const torch::Tensor& out, const torch::Tensor& ref) {
-  const auto o = out.to(torch::kCPU, torch::kDouble), r = ref.to(torch::kCPU, torch::kDouble);
-  return (o - r).norm().item<double>() / r.norm().item<double>();
-}
+using testing::rel_l2;
 
 }  // namespace
 

@@ -12,15 +12,14 @@
 #include "kernels/kernels.hpp"
 #include "runner/attention_bench.hpp"
 #include "test_support.hpp"
+#include "tensor_support.hpp"
 
 using namespace attnbench;
 using kernels::flash_isa;
 
 namespace {
 
-double rel_l2(const torch::Tensor& out, const torch::Tensor& ref) {
-  return (out.to(torch::kDouble) - ref).norm().item<double>() / ref.norm().item<double>();
-}
+using testing::rel_l2;
 
 // q, k, v as the model makes them: views into one (B, S, 3, H, D) projection, so every
 // dimension but D is strided.

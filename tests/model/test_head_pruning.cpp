@@ -12,23 +12,13 @@
 #include "model/flops.hpp"
 #include "model/head_pruning.hpp"
 #include "test_support.hpp"
+#include "tensor_support.hpp"
 
 using namespace attnbench;
 
 namespace {
 
-double rel_l2(const torch::Tensor& a, const torch::Tensor& b) { return ((a - b).norm() / b.norm()).item<double>(); }
-
-// 2 layers, hidden 96, 6 heads of 16: small, and a head_dim no fast path is tuned for.
-model_config six_heads() {
-  model_config m = testing::tiny_model();
-  m.hidden = 96;
-  m.heads = 6;
-  m.ffn = 192;
-  m.vocab_size = 1000;
-  m.max_positions = 64;
-  return m;
-}
+using testing::rel_l2;
 
 EncoderClassifier seeded(const model_config& m) {
   EncoderClassifier model(m);

@@ -6,6 +6,7 @@
 #include "techniques/checkpointing.hpp"
 #include "techniques/precision.hpp"
 #include "test_support.hpp"
+#include "tensor_support.hpp"
 
 using namespace attnbench;
 
@@ -76,9 +77,7 @@ step_result step(EncoderClassifier& model, precision_kind precision, uint64_t se
   return r;
 }
 
-double rel_l2(const torch::Tensor& a, const torch::Tensor& ref) {
-  return (a - ref).norm().item<double>() / ref.norm().item<double>();
-}
+using testing::rel_l2;
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include "model/encoder.hpp"
 #include "techniques/precision.hpp"
 #include "test_support.hpp"
+#include "tensor_support.hpp"
 
 using namespace attnbench;
 
@@ -19,10 +20,7 @@ bool skip_without_gpu() {
   return true;
 }
 
-double rel_l2(const torch::Tensor& a, const torch::Tensor& b) {
-  auto x = a.to(torch::kCPU, torch::kDouble), y = b.to(torch::kCPU, torch::kDouble);
-  return ((x - y).norm() / y.norm()).item<double>();
-}
+using testing::rel_l2;
 
 struct gpu_fixture {
   EncoderClassifier model{nullptr};

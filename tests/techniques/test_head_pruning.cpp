@@ -37,14 +37,7 @@ ordered_json pruning_run() {
 })");
 }
 
-std::string problem_at(const ordered_json& doc, const std::string& path) {
-  const auto ps = testing::problems_of(doc);
-  INFO("problems: " << (ps.empty() ? std::string("none") : input_error(ps).what()));
-  for (const auto& p : ps)
-    if (p.path == path) return p.message;
-  FAIL("no problem at " << path);
-  return {};
-}
+using testing::problem_at;
 
 const variant_result& named(const run_result& r, const std::string& name) {
   const auto it = std::find_if(r.variants.begin(), r.variants.end(), [&](const variant_result& v) { return v.name == name; });

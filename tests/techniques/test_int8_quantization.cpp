@@ -14,20 +14,14 @@
 #include "techniques/executor_batch.hpp"
 #include "techniques/registry.hpp"
 #include "test_support.hpp"
+#include "tensor_support.hpp"
 
 using namespace attnbench;
 using nlohmann::ordered_json;
 
 namespace {
 
-double rel_l2(const torch::Tensor& a, const torch::Tensor& b) { return ((a - b).norm() / b.norm()).item<double>(); }
-
-// x as the int8 path sees it: quantized to uint8 per tensor and back (the same qparams it picks).
-torch::Tensor fake_quantized(const torch::Tensor& x) {
-  const auto x2 = x.reshape({-1, x.size(-1)});
-  const auto [scale, zero_point] = at::_choose_qparams_per_tensor(x2, false);
-  return at::quantize_per_tensor(x, scale, zero_point, torch::kQUInt8).dequantize();
-}
+using testing::rel_l2;
 
 ordered_json int8_run() {
   return ordered_json::parse(R"({
@@ -46,14 +40,7 @@ ordered_json int8_run() {
 })");
 }
 
-std::string problem_at(const ordered_json& doc, const std::string& path) {
-  const auto ps = testing::problems_of(doc);
-  INFO("problems: " << (ps.empty() ? std::string("none") : input_error(ps).what()));
-  for (const auto& p : ps)
-    if (p.path == path) return p.message;
-  FAIL("no problem at " << path);
-  return {};
-}
+using testing::problem_at;
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include <torch/cuda.h>
 
 #include "test_support.hpp"
+#include "tensor_support.hpp"
 
 using namespace attnbench;
 
@@ -74,10 +75,7 @@ std::vector<double> train_two_steps(EncoderClassifier& model, const inputs& in) 
   return losses;
 }
 
-double rel_l2(const torch::Tensor& a, const torch::Tensor& b) {
-  auto x = a.to(torch::kCPU, torch::kDouble), y = b.to(torch::kCPU, torch::kDouble);
-  return ((x - y).norm() / y.norm()).item<double>();
-}
+using testing::rel_l2;
 
 std::vector<std::string> schedule(std::initializer_list<const char*> steps) {
   return {steps.begin(), steps.end()};

@@ -15,13 +15,14 @@
 #include "techniques/executor_batch.hpp"
 #include "techniques/registry.hpp"
 #include "test_support.hpp"
+#include "tensor_support.hpp"
 
 using namespace attnbench;
 using nlohmann::ordered_json;
 
 namespace {
 
-double rel_l2(const torch::Tensor& a, const torch::Tensor& b) { return ((a - b).norm() / b.norm()).item<double>(); }
+using testing::rel_l2;
 
 ordered_json packed_run() {
   return ordered_json::parse(R"({
@@ -41,14 +42,7 @@ ordered_json packed_run() {
 })");
 }
 
-std::string problem_at(const ordered_json& doc, const std::string& path) {
-  const auto ps = testing::problems_of(doc);
-  INFO("problems: " << (ps.empty() ? std::string("none") : input_error(ps).what()));
-  for (const auto& p : ps)
-    if (p.path == path) return p.message;
-  FAIL("no problem at " << path);
-  return {};
-}
+using testing::problem_at;
 
 }  // namespace
 

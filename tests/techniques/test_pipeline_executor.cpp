@@ -16,6 +16,7 @@
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
 #include "test_support.hpp"
+#include "tensor_support.hpp"
 
 using namespace attnbench;
 using Catch::Matchers::Contains;
@@ -70,10 +71,7 @@ torch::Tensor plain_logits(EncoderClassifier model, torch::Device device, varian
   return make_executor(std::move(model), device, v, false)->forward(b);
 }
 
-double rel_l2(const torch::Tensor& a, const torch::Tensor& b) {
-  auto x = a.to(torch::kCPU, torch::kDouble), y = b.to(torch::kCPU, torch::kDouble);
-  return ((x - y).norm() / y.norm()).item<double>();
-}
+using testing::rel_l2;
 
 // Restores the caller's intra-op thread count when a test changed it.
 struct thread_count_scope {
