@@ -45,10 +45,11 @@ out, runs = sys.argv[1], int(sys.argv[2])
 import statistics
 lines = ["# ab acceptance: summary", ""]
 table = []
-def counted(name, runs_done, verdicts, ratios=(), widths=()):
+def counted(name, runs_done, verdicts, ratios=(), widths=(), noisy=()):
     row = {"name": name, "runs": runs_done, "variant_runs": len(verdicts)}
-    for v in ("SLOWER", "SAME", "FASTER", "FAIL", "NOISY"):
+    for v in ("SLOWER", "SAME", "FASTER", "FAIL"):
         row[v.lower()] = sum(1 for x in verdicts if x == v)
+    row["noisy"] = sum(1 for x in noisy if x)  # verdicts whose interval missed the run's target
     for key, xs in (("ratio", ratios), ("half_width", widths), ("change", ())):
         if xs:
             row[key + "_min"], row[key + "_median"], row[key + "_max"] = min(xs), statistics.median(xs), max(xs)
@@ -75,11 +76,16 @@ for kind, title, want in (("self", "the same binary against itself", "no SLOWER"
             lines.append(f"| {i} | {v['variant']} | {v['verdict']}{' (noisy)' if v['noisy'] else ''} | "
                          f"{v['ratio']:.4f} [{v['ratio_ci_low']:.4f}–{v['ratio_ci_high']:.4f}] | "
                          f"{100 * v['ratio_rel_half_width']:.2f}% | {v['rounds']} | {v['stop_reason']} |")
-    lines += ["", "Verdicts: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())), ""]
     done = [r for r in ab_rows(kind) if r is not None]
+    # A run says SLOWER (exits 1) when any of its variants does: what a CI gate sees.
+    slower_runs = sum(1 for r in done if any(v["verdict"] == "SLOWER" for v in r["variants"]))
+    lines += ["", "Verdicts: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())),
+              f"Runs with a SLOWER verdict (ab exit 1): {slower_runs} of {len(done)}", ""]
     vs = [v for r in done for v in r["variants"]]
-    counted("ab " + kind, len(done), [v["verdict"] for v in vs], [v["ratio"] for v in vs if v["ratio"] is not None],
-            [v["ratio_rel_half_width"] for v in vs if v["ratio_rel_half_width"] is not None])
+    row = counted("ab " + kind, len(done), [v["verdict"] for v in vs], [v["ratio"] for v in vs if v["ratio"] is not None],
+                  [v["ratio_rel_half_width"] for v in vs if v["ratio_rel_half_width"] is not None],
+                  [v["noisy"] for v in vs])
+    row["runs_with_slower"] = slower_runs
 for kind, title in (("same", "the same binary, run against the stored baseline"),
                     ("planted", "the planted build, run against the stored baseline")):
     lines += [f"## compare: {title}", "", "| run | variant | change | verdict at 15% | verdict at 5% |", "|---:|---|---:|---|---|"]
