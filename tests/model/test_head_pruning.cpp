@@ -20,6 +20,17 @@ namespace {
 
 using testing::rel_l2;
 
+// 2 layers, hidden 96, 6 heads of 16: small, and a head_dim no fast path is tuned for.
+model_config six_heads() {
+  model_config m = testing::tiny_model();
+  m.hidden = 96;
+  m.heads = 6;
+  m.ffn = 192;
+  m.vocab_size = 1000;
+  m.max_positions = 64;
+  return m;
+}
+
 EncoderClassifier seeded(const model_config& m) {
   EncoderClassifier model(m);
   model->init_weights(m.seed);

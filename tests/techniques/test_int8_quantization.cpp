@@ -23,6 +23,13 @@ namespace {
 
 using testing::rel_l2;
 
+// x as the int8 path sees it: quantized to uint8 per tensor and back (the same qparams it picks).
+torch::Tensor fake_quantized(const torch::Tensor& x) {
+  const auto x2 = x.reshape({-1, x.size(-1)});
+  const auto [scale, zero_point] = at::_choose_qparams_per_tensor(x2, false);
+  return at::quantize_per_tensor(x, scale, zero_point, torch::kQUInt8).dequantize();
+}
+
 ordered_json int8_run() {
   return ordered_json::parse(R"({
   "name": "int8-test",
