@@ -18,7 +18,7 @@ commit=$(git rev-parse --short=12 HEAD)
 dirty=""
 git diff --quiet HEAD -- . ':!results' || dirty=" (with uncommitted changes outside results/)"
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-features=$(grep -o -w -E 'avx2|fma|avx512f|avx512_bf16|avx512_fp16|amx_bf16|amx_fp16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')
+features=$(grep -o -w -E 'avx2|fma|avx512f|avx512_bf16|avx512_fp16|avx512_vnni|amx_bf16|amx_fp16|amx_int8|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')
 memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, - || true)
 torch=$(/opt/attnbench/venv/bin/python -c 'import torch; print(torch.__version__)' 2>/dev/null || echo unknown)
