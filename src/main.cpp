@@ -17,6 +17,7 @@
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/serve_command.hpp"
+#include "cli/study_command.hpp"
 #include "cli/validate_command.hpp"
 #include "common/build_info.hpp"
 #include "common/error.hpp"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   serve_command_options serve_opts;
   history_command_options history_opts;
   report_command_options report_opts;
+  study_command_options study_opts;
   setup_run(app, run_opts);
   setup_validate(app, validate_opts);
   setup_compare(app, compare_opts);
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
   setup_serve(app, serve_opts);
   setup_history(app, history_opts);
   setup_report(app, report_opts);
+  setup_study(app, study_opts);
 #if ATTNBENCH_TEST_HOOKS
   install_test_hooks(app, run_opts, serve_opts);
 #endif
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("serve")) return run_serve(serve_opts);
     if (app.got_subcommand("history")) return run_history(history_opts);
     if (app.got_subcommand("report")) return run_report(report_opts);
+    if (app.got_subcommand("study")) return run_study(study_opts);
   } catch (const input_error& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return exit_bad_input;

@@ -147,10 +147,19 @@ int run_attention(const attention_command_options& opts) {
       fmt::format("attnbench: attention over {} points on {}", grid_points(o.grid).size(), o.device.str()));
   // The yardstick for "Of ceiling", measured here, in this run, per dtype of the grid.
   for (const auto& dtype : opts.dtype) {
-    const auto c = measure_matmul_ceiling(o.device, attention_dtype(dtype), default_ceiling_sizes(o.device),
-                                          attention_ceiling_repeats);
-    o.ceilings.push_back({c.dtype, c.gflops});
-    out.log(fmt::format("matmul ceiling {}: {:.1f} GFLOP/s ({}³)", c.dtype, c.gflops, c.size));
+    // The squares and the grid's own products (Q·Kᵀ and P·V at its longest sequence up to 2048,
+    // for each head dim), as the run's ceilings are measured (runner/matmul_ceiling.hpp).
+    std::vector<gemm_shape> shapes = square_shapes(default_ceiling_sizes(o.device));
+    const int64_t seq = std::min<int64_t>(2048, *std::max_element(o.grid.seq.begin(), o.grid.seq.end()));
+    const int64_t bh = o.grid.batch.front() * o.grid.heads.front();
+    for (const int64_t d : o.grid.head_dim) {
+      shapes.push_back({bh, seq, d, seq, fmt::format("scores {}x{}x{}x{}", bh, seq, d, seq)});
+      shapes.push_back({bh, seq, seq, d, fmt::format("context {}x{}x{}x{}", bh, seq, seq, d)});
+    }
+    const auto c = measure_matmul_ceiling(o.device, attention_dtype(dtype), shapes);
+    o.ceilings.push_back({c.dtype, c.gflops, c.shape, c.spread});
+    out.log(fmt::format("matmul ceiling {}: {:.1f} GFLOP/s ({}, spread {:.1f}%)", c.dtype, c.gflops, c.shape,
+                        100 * c.spread));
   }
   const auto rows = run_attention_bench(o);
   const std::string md = fmt::format("# Attention implementations on {} ({})\n\n{}", device_name(o.device),

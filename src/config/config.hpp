@@ -114,6 +114,11 @@ struct check_config {
   // For precisions registered by techniques (config/technique_catalog.hpp), keyed by their value
   // ("bf16"): only those the config sets; the rest use the technique's default.
   std::map<std::string, double> technique_tolerance;
+  // When the float64 study runs (runner/decision_study.hpp): "on-change", only for a precision
+  // class some variant of which changed a prediction (the only time its evidence is needed);
+  // "always", for every class a variant computes in, reporting its noise (how the class
+  // tolerances of common/precision_classes.hpp were derived).
+  std::string study = "on-change";
 };
 
 struct batching_config {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/precision_classes.hpp"
 #include "config/config.hpp"
 
 namespace attnbench::defaults {
@@ -97,21 +98,18 @@ inline constexpr bool profile_with_flops = true;      // cheap; TensorBoard show
 inline constexpr bool profile_with_stack = false;     // C++ stacks are costly and mostly LibTorch frames
 inline constexpr int64_t profile_top = 20;            // operators in the table: the ones that matter
 
-// --- check: relative L2 of logits against the fp32 baseline ---
-inline constexpr double tolerance_fp32 = 1e-5;      // same math; only summation order differs
-inline constexpr double tolerance_amp_bf16 = 5e-2;  // 8-bit mantissa: 2^-8 ≈ 3.9e-3/op, over layers
-inline constexpr double tolerance_amp_fp16 = 1e-2;  // 10-bit mantissa: 2^-11 ≈ 4.9e-4/op, over layers
-
-constexpr double tolerance(precision_kind p) {
+// --- check: relative L2 against the fp32 baseline, one tolerance per precision class ---
+// (common/precision_classes.hpp: derived once from the float64 study; configs may only tighten them)
+inline double tolerance(precision_kind p) {
   switch (p) {
     case precision_kind::amp_bf16:
-      return tolerance_amp_bf16;
+      return precision_class_of("bf16").tolerance;
     case precision_kind::amp_fp16:
-      return tolerance_amp_fp16;
+      return precision_class_of("fp16").tolerance;
     case precision_kind::fp32:
       break;
   }
-  return tolerance_fp32;
+  return precision_class_of("fp32").tolerance;
 }
 
 // A named model shape; the shared fields above complete it.

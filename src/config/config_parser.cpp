@@ -50,7 +50,7 @@ const names workload_keys{"samples", "lengths", "max_length", "seed", "file", "d
 const names measure_keys{"warmup",     "repetitions", "min_repetitions", "target_rel_half_width",
                          "max_time_s", "min_time_s",  "max_repetitions", "assemble_inputs",
                          "max_memory_bytes"};
-const names check_block_keys{"tolerances"};
+const names check_block_keys{"tolerances", "study"};
 // Batching keys shared by every kind, then each kind's own.
 const names batching_common_keys{"kind", "pool", "cache", "max_queue_delay_ms"};
 const names static_batching_keys{"batch_size", "padding"};
@@ -856,9 +856,23 @@ class config_reader {
     c.check_keys(check_block_keys);
     object_reader t = c.object("tolerances");
     t.check_keys(tolerance_keys());
-    for (auto p : all_precisions) assign(cfg_.check.tolerance[p], t.number(to_string(p), 0, true));
+    // A config may tighten its class's tolerance, never raise it (common/precision_classes.hpp):
+    // a verdict must not depend on a bound chosen after seeing the run.
+    const auto within_class = [&](const std::string& key, std::optional<double> tol) -> std::optional<double> {
+      const precision_class& pc = precision_class_of(key);
+      if (tol && *tol > pc.tolerance) {
+        t.add(key, fmt::format("{} raises the {} class's tolerance {} (fixed before any run, "
+                               "src/common/precision_classes.hpp); a config may only tighten it",
+                               *tol, pc.name, pc.tolerance));
+        return std::nullopt;
+      }
+      return tol;
+    };
+    for (auto p : all_precisions)
+      assign(cfg_.check.tolerance[p], within_class(to_string(p), t.number(to_string(p), 0, true)));
     for (const auto* o : technique_options("precision"))
-      if (auto tol = t.number(o->value, 0, true)) cfg_.check.technique_tolerance[o->value] = *tol;
+      if (auto tol = within_class(o->value, t.number(o->value, 0, true))) cfg_.check.technique_tolerance[o->value] = *tol;
+    cfg_.check.study = c.choice("study", {"on-change", "always"}).value_or("on-change");
   }
 
   void read_variants() {

@@ -10,6 +10,7 @@
 #include "kernels/kernel_catalog.hpp"
 #include "model/attention_impls.hpp"
 #include "model/packed_linear.hpp"
+#include "model/random_rounding.hpp"
 
 namespace attnbench {
 
@@ -97,7 +98,8 @@ torch::Tensor SelfAttentionImpl::naive_core(const torch::Tensor& q, const torch:
   torch::Tensor scores;
   {
     RECORD_USER_SCOPE("attention.scores");
-    scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));  // (B, h, S, S)
+    scores = rounded_attention(torch::matmul(rounded_attention(q), rounded_attention(k).transpose(-2, -1)) /
+                            std::sqrt(static_cast<double>(head_dim_)));  // (B, h, S, S)
   }
   {
     RECORD_USER_SCOPE("attention.mask");
@@ -112,8 +114,8 @@ torch::Tensor SelfAttentionImpl::naive_core(const torch::Tensor& q, const torch:
   torch::Tensor probs;
   {
     RECORD_USER_SCOPE("attention.softmax");
-    // Softmax in the scores' dtype, as a plain implementation does; autocast promotes it to
-    // fp32 where its op list says so.
+    // Softmax in the scores' dtype, as a plain implementation does (on a CPU in LibTorch 2.11,
+    // autocast leaves softmax on bf16 inputs in bf16).
     probs = torch::softmax(scores, -1);
   }
   {
@@ -121,7 +123,7 @@ torch::Tensor SelfAttentionImpl::naive_core(const torch::Tensor& q, const torch:
     probs = attn_dropout_(probs);
   }
   RECORD_USER_SCOPE("attention.context");
-  return torch::matmul(probs, v);  // (B, h, S, d)
+  return rounded_attention(torch::matmul(rounded_attention(probs), rounded_attention(v)));  // (B, h, S, d)
 }
 
 torch::Tensor SelfAttentionImpl::sdpa_core(const torch::Tensor& q, const torch::Tensor& k,

@@ -102,10 +102,12 @@ torch::Tensor EncoderClassifierImpl::embed(const torch::Tensor& input_ids) { ret
 torch::Tensor EncoderClassifierImpl::head(const torch::Tensor& x, const torch::Tensor& padding_mask) {
   if (cfg_.mean_pool) {
     RECORD_USER_SCOPE("pooler");
-    // Sum in float32 over real tokens only, as sentence-transformers' mean pooling does.
-    auto h = x.to(torch::kFloat);
+    // Sum in float32 over real tokens only, as sentence-transformers' mean pooling does (float64
+    // for a float64 model: the accuracy study's reference, runner/decision_study.hpp).
+    const auto out_type = x.scalar_type() == torch::kDouble ? torch::kDouble : torch::kFloat;
+    auto h = x.to(out_type);
     if (!padding_mask.defined()) return h.mean(1);  // (B, H)
-    auto keep = padding_mask.to(torch::kFloat).unsqueeze(-1);              // (B, S, 1)
+    auto keep = padding_mask.to(out_type).unsqueeze(-1);              // (B, S, 1)
     return (h * keep).sum(1) / keep.sum(1).clamp_min(1.0);                // (B, H)
   }
   torch::Tensor pooled;
@@ -115,7 +117,8 @@ torch::Tensor EncoderClassifierImpl::head(const torch::Tensor& x, const torch::T
     pooled = torch::tanh(pooler_(x.index({Slice(), 0})));  // (B, H): the [CLS] token
   }
   RECORD_USER_SCOPE("classifier");
-  return classifier_(pooled).to(torch::kFloat);  // (B, num_labels)
+  const auto logits = classifier_(pooled);  // (B, num_labels)
+  return logits.scalar_type() == torch::kDouble ? logits : logits.to(torch::kFloat);
 }
 
 torch::Tensor EncoderClassifierImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& padding_mask) {

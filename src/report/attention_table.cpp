@@ -1,5 +1,7 @@
 #include "report/attention_table.hpp"
 
+#include "report/ceilings.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -128,8 +130,19 @@ std::string attention_markdown(const std::vector<attention_row>& rows,
   if (!ceilings.empty()) {
     out += "\nOf ceiling: TFLOP/s over the matmul ceiling measured in this run (";
     for (std::size_t i = 0; i < ceilings.size(); ++i)
-      out += fmt::format("{}{} {:.1f} GFLOP/s", i ? ", " : "", ceilings[i].dtype, ceilings[i].gflops);
-    out += ").\n";
+      out += fmt::format("{}{} {:.1f} GFLOP/s ({}, spread {:.1f}%)", i ? ", " : "", ceilings[i].dtype,
+                         ceilings[i].gflops, ceilings[i].shape,
+                         std::isfinite(ceilings[i].spread) ? 100 * ceilings[i].spread : 0.0);
+    out += "; the best over squares and the attention's own batched products, each timed until its best three "
+           "calls agree within 3%).\n";
+    for (const auto& r : rows)
+      for (const auto& c : ceilings)
+        if (c.dtype == r.point.dtype && ceiling_share_is_bug(r.ceiling_share, c.spread)) {
+          out += fmt::format("\nerror: {} at S = {} reached {:.0f}% of the {} ceiling, beyond its spread: the ceiling "
+                             "is not a ceiling there (a bug of the measurement); that share is not meaningful.\n",
+                             r.impl, r.point.seq, 100 * r.ceiling_share, c.dtype);
+          break;
+        }
     // A reduced-precision GEMM slower than fp32's (no native bf16: LibTorch's reference GEMM):
     // implementations that widen to fp32 pass its ceiling, and their share says only that.
     double fp32 = 0;

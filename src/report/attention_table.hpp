@@ -60,6 +60,8 @@ struct attention_row {
 struct attention_ceiling {
   std::string dtype;
   double gflops = 0;
+  std::string shape;            // the product shape that reached it (runner/matmul_ceiling.hpp)
+  double spread = std::numeric_limits<double>::quiet_NaN();  // of that shape's timed calls: a share beyond 1 + spread is a bug
 };
 
 // The ceilings, when given, are stated under the table with how they were measured.

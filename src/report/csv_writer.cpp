@@ -24,7 +24,7 @@ std::string check_output(const check_result& c) {
   return c.status == status_kind::skipped ? std::string{} : to_string(c.output);
 }
 
-// A count of the top-1 check: empty when there is none (embeddings, nothing compared, an older file).
+// A count of the prediction check: empty when there is none (nothing compared, an older file).
 std::string count_cell(const check_result& c, int64_t n) {
   return has_prediction_count(c) ? std::to_string(n) : std::string{};
 }
@@ -116,6 +116,7 @@ std::vector<std::string> csv_columns(const csv_layout& layout) {
                              "predictions_kept",
                              "predictions_total",
                              "exempt_flips",
+                             "topk_overlap",
                              "padding_efficiency",
                              "mean_batch_size",
                              "cache_hit_rate",
@@ -167,6 +168,7 @@ std::vector<std::string> csv_fields(const variant_result& v, const csv_layout& l
                              count_cell(v.check, v.check.predictions_kept),
                              count_cell(v.check, v.check.samples),
                              count_cell(v.check, v.check.exempt_flips),
+                             number(v.check.topk_overlap),
                              number(v.padding_efficiency),
                              number(v.mean_batch_size),
                              number(v.cache_hit_rate),

@@ -64,7 +64,7 @@ void html_writer::do_write(const run_result& r, std::ostream& out) const {
           "<th>samples/s</th><th>95% low</th><th>95% high</th><th>tokens/s</th><th>Rounds</th></tr></thead><tbody>\n";
   for (const auto& v : r.variants) {
     body += fmt::format("<tr class=\"{}\" data-variant=\"{}\">{}<td class=\"text status\">{}</td>{}{}{}{}<td>{}</td></tr>\n",
-                        row_class(v), html_escape(v.name), variant_cell(v), to_string(v.status),
+                        row_class(v), html_escape(v.name), variant_cell(v), status_text(v.status, v.check),
                         html_number_cell(v.throughput.geomean, "throughput"),
                         html_number_cell(v.throughput.geomean_ci_low, "throughput-low"),
                         html_number_cell(v.throughput.geomean_ci_high, "throughput-high"),

@@ -207,14 +207,19 @@ std::string cosine_cell(const check_result& c) {
 
 // "126 of 128": predictions kept over all samples; the share for a file without the count.
 std::string top1_cell(const check_result& c) {
-  if (c.output != output_kind::logits) return not_available;
-  return has_prediction_count(c) ? predictions_kept_text(c) : share_cell(c.top1_agreement);
+  if (has_prediction_count(c)) return predictions_kept_text(c);
+  return c.output == output_kind::logits ? share_cell(c.top1_agreement) : not_available;
+}
+
+// "98.4%": the mean top-k overlap with the baseline's candidates.
+std::string topk_cell(const check_result& c) {
+  return c.topk > 0 ? share_cell(c.topk_overlap) : not_available;
 }
 
 // The verdict and, for logits, the predictions it kept: "PASS, predictions kept 128 of 128".
 std::string verdict_cell(const variant_result& v) {
   if (v.is_baseline && v.check.status == status_kind::skipped) return "baseline";
-  std::string text = to_string(v.check.status == status_kind::skipped ? v.status : v.check.status);
+  std::string text = status_text(v.check.status == status_kind::skipped ? v.status : v.check.status, v.check);
   if (has_prediction_count(v.check)) text += ", predictions kept " + predictions_kept_text(v.check);
   return text;
 }
@@ -227,13 +232,15 @@ void write_detail_table(const run_result& r, std::ostream& out) {
   // The check's agreement column follows the output: top-1 for logits, per-sample cosine for
   // embeddings (an argmax over embedding dimensions means nothing).
   const bool embeddings = any_checked(r, output_kind::embedding);
-  const bool logits = any_checked(r, output_kind::logits) || !embeddings;
   std::vector<std::string> header = {"Method",     "tokens/s",         "padding efficiency",
                                      "mean batch", "latency p50 (ms)", "latency p99 (ms)"};
   if (cache) header.emplace_back("cache hit rate");
   if (allocations) header.emplace_back("allocations/batch");
   for (const char* h : {"rounds (±CI)", "peak memory", "GFLOP/s (% of ceiling)", "rel. L2 err"}) header.emplace_back(h);
-  if (logits) header.emplace_back("predictions kept");
+  const bool topk = std::any_of(r.variants.begin(), r.variants.end(),
+                                [](const variant_result& v) { return v.check.topk > 0; });
+  header.emplace_back("predictions kept");
+  if (topk) header.emplace_back("top-5 overlap");
   if (embeddings) header.emplace_back("cosine min (mean)");
   header.emplace_back("status");
   std::vector<std::string> align(header.size() - 1, "---:");
@@ -253,16 +260,17 @@ void write_detail_table(const run_result& r, std::ostream& out) {
     if (allocations) row.push_back(fixed(v.allocations_per_batch, 2));
     for (auto&& c : {rounds_cell(v), human_bytes(v.peak_memory_bytes), gflops_cell(v), scientific(v.check.rel_l2)})
       row.push_back(c);
-    if (logits) row.push_back(top1_cell(v.check));
+    row.push_back(top1_cell(v.check));
+    if (topk) row.push_back(topk_cell(v.check));
     if (embeddings) row.push_back(cosine_cell(v.check));
-    row.push_back(to_string(v.status));
+    row.push_back(status_text(v.status, v.check));
     write_row(out, row);
     if (!v.peak_memory_method.empty()) memory_methods.insert(v.peak_memory_method);
   }
-  if (logits && std::any_of(r.variants.begin(), r.variants.end(),
-                            [](const variant_result& v) { return has_prediction_count(v.check); }))
-    out << "\nPredictions kept: samples whose top-1 prediction is the baseline's, over all samples; " << top1_rule_text
-        << ".\n";
+  if (std::any_of(r.variants.begin(), r.variants.end(),
+                  [](const variant_result& v) { return has_prediction_count(v.check); }))
+    out << "\nPredictions kept: samples whose prediction (" << prediction_text(embeddings ? output_kind::embedding : output_kind::logits)
+        << ") is the baseline's, over all samples; " << top1_rule_text << ".\n";
   if (!memory_methods.empty()) {
     out << "\nPeak memory: ";
     for (auto it = memory_methods.begin(); it != memory_methods.end(); ++it)

@@ -11,19 +11,29 @@
 namespace attnbench {
 
 const char* const top1_rule_text =
-    "a changed top-1 prediction passes only on a coin-toss sample: its baseline top-2 margin is at most twice "
-    "its own measured logit error e (max |out - ref| over its logits), and e is at most 4 x tolerance x the "
-    "baseline's RMS logit (4 x the per-logit error the tolerance allows); a change on any other sample FAILs";
+    "a changed prediction (a to b) passes only when the float64 reference's margin s(a) - s(b) is within the "
+    "largest shift of that margin over K runs of the reference with weights and activations rounded at random "
+    "at the variant's precision (evidence independent of the variant's output); every other change FAILs, and "
+    "without a float64 study every change FAILs";
+
+std::string prediction_text(output_kind kind) {
+  return kind == output_kind::embedding ? "nearest neighbour by cosine among the other samples" : "top-1 class";
+}
+
+std::string status_text(status_kind status, const check_result& c) {
+  std::string text = to_string(status);
+  if (status == status_kind::pass && c.random_weights) text += " (numerical check, random weights)";
+  return text;
+}
 
 bool has_prediction_count(const check_result& c) {
-  return c.status != status_kind::skipped && c.output == output_kind::logits && c.samples > 0;
+  return c.status != status_kind::skipped && c.samples > 0;
 }
 
 std::string predictions_kept_text(const check_result& c) {
   if (!has_prediction_count(c)) return "n/a";
   std::string text = fmt::format("{} of {}", c.predictions_kept, c.samples);
-  if (c.exempt_flips > 0)
-    text += fmt::format(" ({} coin toss{} excused)", c.exempt_flips, c.exempt_flips == 1 ? "" : "es");
+  if (c.exempt_flips > 0) text += fmt::format(" ({} excused by the float64 study)", c.exempt_flips);
   return text;
 }
 

@@ -48,25 +48,40 @@ struct check_result {
   double cosine_min = not_a_number;        // per sample (row), the least similar sample
   double cosine_mean = not_a_number;       // per sample, mean over samples
   double cosine_min_bound = not_a_number;  // embeddings: cosine_min must reach it; NaN for logits
-  // Logits only (NaN, 0 for embeddings: an argmax over embedding dimensions means nothing).
+  // Predictions (check/output_check.hpp): the top-1 class of logits, or an embedding's nearest
+  // neighbour among the run's other samples (semantic search).
   double top1_agreement = not_a_number;           // fraction of samples, 0..1
-  double top1_agreement_decisive = not_a_number;  // over decisive samples (check/output_check.hpp)
-  int64_t decisive_samples = 0;
-  // The largest per-sample exemption margin (2 × a sample's own logit error, when that error is
-  // within the per-sample bound; 0 otherwise): no sample with a wider baseline margin was excused.
+  double top1_agreement_decisive = not_a_number;  // over the samples whose change was not excused
+  int64_t decisive_samples = 0;                   // samples less the excused changes
+  // The largest float64 margin among the excused changes (NaN when none was excused): no change
+  // with a wider margin in the float64 reference was excused.
   double decisive_margin = not_a_number;
   int64_t samples = 0;           // N compared
-  int64_t predictions_kept = 0;  // samples whose top-1 prediction is the baseline's
-  int64_t exempt_flips = 0;      // changed predictions the rule excused (coin tosses)
+  int64_t predictions_kept = 0;  // samples whose prediction is the baseline's
+  int64_t exempt_flips = 0;      // changed predictions the float64 study excused
+  int64_t topk = 0;              // k of the top-k overlap (5, or fewer candidates)
+  double topk_overlap = not_a_number;  // mean over samples of |top-k ∩ baseline's top-k| / k
+  // The float64 study behind the excuses (runner/decision_study.hpp): its precision class and
+  // number of randomly rounded runs, or why there was none. Empty/0 when no change needed it.
+  std::string study_class;
+  int64_t study_runs = 0;
+  std::string study_note;
+  // The model checked has random weights (a seeded preset): its PASS is a numerical check, not
+  // evidence about a real model's accuracy (set by the runner; reports say so beside the status).
+  bool random_weights = false;
   int64_t nonfinite = 0;          // NaN/Inf values in the variant's outputs
 };
 
-// Whether `c` counted predictions: logits compared with the baseline, by a run that counts them.
+// Whether `c` counted predictions: outputs compared with the baseline, by a run that counts them.
 bool has_prediction_count(const check_result& c);
-// "126 of 128" (and ", 2 coin tosses excused" when the rule excused some); "n/a" without a count.
+// "126 of 128" (and " (2 excused by the float64 study)" when the rule excused some); "n/a" without a count.
 std::string predictions_kept_text(const check_result& c);
 // The rule that lets a changed prediction pass, one sentence for reports (check/output_check.hpp).
 extern const char* const top1_rule_text;
+// What a prediction is, for reports: the top-1 class, or the nearest neighbour by cosine.
+std::string prediction_text(output_kind kind);
+// A verdict with its basis: "PASS (numerical check, random weights)" for a random-weight model.
+std::string status_text(status_kind status, const check_result& c);
 
 // One offered request rate of the server scenario (dynamic batching issue): requests arrive by a
 // seeded Poisson process (or a trace) and a batcher groups them; latency is completion − arrival.
@@ -240,8 +255,13 @@ struct matmul_ceiling {
   int64_t size = 0;               // n of the n×n×n GEMM that reached the best
   double gflops = not_a_number;   // best of the timed runs over every size
   std::vector<int64_t> sizes{};   // the n measured (empty in files written before sizes were recorded)
-  int repeats = 0;                // timed calls per size, after one untimed (0: not recorded)
+  int repeats = 0;                // timed calls of the winning shape, after one untimed (0: not recorded)
   double measure_s = not_a_number;  // wall time of measuring this ceiling, warm-ups included
+  std::vector<std::string> shapes{};  // every product shape measured (squares and the model's)
+  std::string shape;                // the one that reached the best
+  // (third-best − best) / best of the winning shape's timed calls (NaN: not recorded): a variant's
+  // share above 100% by more than this is a bug in the ceiling (runner/matmul_ceiling.hpp)
+  double spread = not_a_number;
 };
 
 struct environment_info {
@@ -289,12 +309,26 @@ struct workload_info {
   double mean_length = not_a_number;
 };
 
+// What the accuracy check ran on (issue 37 part 3): the model, its weights, its head, the
+// samples, what a prediction is and the rule that may excuse a changed one.
+struct check_basis {
+  std::string weights;          // "checkpoint <path>" or "random (seed N)"
+  bool random_weights = false;  // a seeded preset: its PASS is a numerical check only
+  std::string weight_checksum;  // model_info's, repeated so the record stands alone
+  std::string head;             // "none: mean-pooled embeddings", "decisive (fitted ...)", "random", ...
+  std::string corpus;           // the workload's samples (a text file with its fnv1a64, or the generator)
+  std::string predictions;      // prediction_text(): top-1 class or nearest neighbour
+  std::string rule;             // top1_rule_text
+  int64_t study_runs = 0;       // K of the float64 study
+};
+
 struct run_result {
   int schema_version = results_schema_version;
   std::string name;
   std::string baseline;
   environment_info environment;
   model_info model;
+  check_basis check;
   workload_info workload;
   int64_t warmup = 0;
   int64_t repetitions = 0;                      // timed rounds run (the most any variant ran)

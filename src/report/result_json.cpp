@@ -44,7 +44,7 @@ ojson to_json(const speedup_summary& s) {
 
 ojson to_json(const check_result& c) {
   const bool compared = c.status != status_kind::skipped;
-  const bool logits = c.output == output_kind::logits;
+  const bool counted = compared && c.samples > 0;
   return {{"status", to_string(c.status)},
           {"message", c.message},
           {"output", compared ? ojson(to_string(c.output)) : ojson(nullptr)},
@@ -57,11 +57,17 @@ ojson to_json(const check_result& c) {
           {"cosine_min_bound", number(c.cosine_min_bound)},
           {"top1_agreement", number(c.top1_agreement)},
           {"top1_agreement_decisive", number(c.top1_agreement_decisive)},
-          {"decisive_samples", logits ? ojson(c.decisive_samples) : ojson(nullptr)},
+          {"decisive_samples", counted ? ojson(c.decisive_samples) : ojson(nullptr)},
           {"decisive_margin", number(c.decisive_margin)},
-          {"samples", logits && compared ? ojson(c.samples) : ojson(nullptr)},
-          {"predictions_kept", logits && compared ? ojson(c.predictions_kept) : ojson(nullptr)},
-          {"exempt_flips", logits && compared ? ojson(c.exempt_flips) : ojson(nullptr)},
+          {"samples", counted ? ojson(c.samples) : ojson(nullptr)},
+          {"predictions_kept", counted ? ojson(c.predictions_kept) : ojson(nullptr)},
+          {"exempt_flips", counted ? ojson(c.exempt_flips) : ojson(nullptr)},
+          {"topk", counted ? ojson(c.topk) : ojson(nullptr)},
+          {"topk_overlap", number(c.topk_overlap)},
+          {"study_class", c.study_class},
+          {"study_runs", c.study_runs},
+          {"study_note", c.study_note},
+          {"random_weights", c.random_weights},
           {"nonfinite", c.nonfinite}};
 }
 
@@ -224,7 +230,10 @@ ojson to_json(const environment_info& e) {
                         {"gflops", number(c.gflops)},
                         {"sizes", c.sizes},
                         {"repeats", c.repeats},
-                        {"measure_s", number(c.measure_s)}});
+                        {"measure_s", number(c.measure_s)},
+                        {"shapes", c.shapes},
+                        {"shape", c.shape},
+                        {"spread", number(c.spread)}});
   return {{"harness_version", e.harness_version},
           {"git_commit", e.git_commit},
           {"torch_version", e.torch_version},
@@ -342,6 +351,13 @@ check_result check_from(const reader& r) {
   c.samples = count("samples");
   c.predictions_kept = count("predictions_kept");
   c.exempt_flips = count("exempt_flips");
+  // Absent before issue 37 (results of older runs): no top-k, no study, weights unknown.
+  c.topk = count("topk");
+  c.topk_overlap = r.has("topk_overlap") ? r.optional_number("topk_overlap") : not_a_number;
+  c.study_class = r.has("study_class") ? r.string("study_class") : "";
+  c.study_runs = count("study_runs");
+  c.study_note = r.has("study_note") ? r.string("study_note") : "";
+  c.random_weights = r.has("random_weights") && r.at("random_weights").is_boolean() && r.at("random_weights").get<bool>();
   c.nonfinite = r.integer("nonfinite");
   return c;
 }
@@ -568,6 +584,12 @@ environment_info environment_from(const reader& r) {
         if (n.is_number_integer()) m.sizes.push_back(n.get<int64_t>());
     if (c.has("repeats") && c.at("repeats").is_number_integer()) m.repeats = static_cast<int>(c.integer("repeats"));
     m.measure_s = c.optional_number("measure_s");
+    // Absent before the model's shapes and the spread were measured (issue 37 part 4).
+    if (c.has("shapes") && c.at("shapes").is_array())
+      for (const auto& n : c.at("shapes"))
+        if (n.is_string()) m.shapes.push_back(n.get<std::string>());
+    if (c.has("shape")) m.shape = c.string("shape");
+    m.spread = c.has("spread") ? c.optional_number("spread") : not_a_number;
     e.ceilings.push_back(std::move(m));
   }
   e.config = r.at("config");
@@ -638,6 +660,15 @@ ojson run_result_to_json(const run_result& r) {
             {"parameters", m.parameters},
             {"weight_checksum", m.weight_checksum},
             {"causal", m.causal}}},
+          {"check",
+           {{"weights", r.check.weights},
+            {"random_weights", r.check.random_weights},
+            {"weight_checksum", r.check.weight_checksum},
+            {"head", r.check.head},
+            {"corpus", r.check.corpus},
+            {"predictions", r.check.predictions},
+            {"rule", r.check.rule},
+            {"study_runs", r.check.study_runs}}},
           {"workload",
            {{"samples", w.samples},
             {"max_length", w.max_length},
@@ -675,6 +706,17 @@ run_result run_result_from_json(const ojson& j) {
   r.environment = environment_from(top.object("environment"));
   r.model = model_from(top.object("model"));
   r.workload = workload_from(top.object("workload"));
+  if (top.has("check")) {  // absent before issue 37: what the check ran on was not recorded
+    const reader c = top.object("check");
+    r.check.weights = c.string("weights");
+    r.check.random_weights = c.boolean("random_weights");
+    r.check.weight_checksum = c.string("weight_checksum");
+    r.check.head = c.string("head");
+    r.check.corpus = c.string("corpus");
+    r.check.predictions = c.string("predictions");
+    r.check.rule = c.string("rule");
+    r.check.study_runs = c.integer("study_runs");
+  }
   const reader measure = top.object("measure");
   r.warmup = measure.integer("warmup");
   r.repetitions = measure.integer("repetitions");

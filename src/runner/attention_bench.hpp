@@ -43,7 +43,6 @@ inline constexpr int64_t attention_default_head_dim = 64;  // BERT-base
 inline constexpr std::array<int64_t, 5> attention_default_seq{128, 256, 512, 1024, 2048};
 inline constexpr int64_t attention_default_warmup = 1;       // absorbs first-call kernel selection
 inline constexpr int64_t attention_default_repetitions = 5;  // a median, in seconds on a CPU
-inline constexpr int attention_ceiling_repeats = 5;  // best of 5 n×n matmuls: the ceiling is a best case
 // On the CPU, naive's scores and probabilities may use at most 1 GiB: S = 4096 at B·H = 12 in
 // fp32 needs 1.5 GiB and is reported OOM, without taking memory from a shared machine. On CUDA
 // no cap: the device's real out-of-memory error is caught and reported.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "core/device.hpp"
 
 namespace attnbench {
@@ -27,36 +29,76 @@ std::vector<int64_t> default_ceiling_sizes(torch::Device device) {
   return {512, 1024, 1536};
 }
 
-matmul_ceiling measure_matmul_ceiling(torch::Device device, c10::ScalarType dtype, const std::vector<int64_t>& sizes,
-                                      int repeats) {
+std::vector<gemm_shape> square_shapes(const std::vector<int64_t>& sizes) {
+  std::vector<gemm_shape> out;
+  for (const int64_t n : sizes) out.push_back({1, n, n, n, fmt::format("square {}", n)});
+  return out;
+}
+
+std::vector<gemm_shape> model_gemm_shapes(const model_config& m, int64_t batch, int64_t seq, int64_t max_rows) {
+  std::vector<gemm_shape> out;
+  if (m.hidden <= 0 || m.heads <= 0 || batch <= 0 || seq <= 0) return out;
+  const int64_t b = std::max<int64_t>(1, std::min(batch, max_rows / seq));
+  const int64_t rows = b * seq, h = m.hidden, f = m.ffn > 0 ? m.ffn : 4 * m.hidden, d = m.hidden / m.heads;
+  const auto shape = [&](const char* what, int64_t bt, int64_t mm, int64_t kk, int64_t nn) {
+    out.push_back({bt, mm, kk, nn, bt > 1 ? fmt::format("{} {}x{}x{}x{}", what, bt, mm, kk, nn)
+                                          : fmt::format("{} {}x{}x{}", what, mm, kk, nn)});
+  };
+  shape("qkv", 1, rows, h, 3 * h);
+  shape("attention_out", 1, rows, h, h);
+  shape("ffn_in", 1, rows, h, f);
+  shape("ffn_out", 1, rows, f, h);
+  shape("scores", b * m.heads, seq, d, seq);
+  shape("context", b * m.heads, seq, seq, d);
+  return out;
+}
+
+double repeat_spread(std::vector<double> seconds) {
+  if (seconds.size() < 3) return not_a_number;
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[0] > 0 ? (seconds[2] - seconds[0]) / seconds[0] : not_a_number;
+}
+
+matmul_ceiling measure_matmul_ceiling(torch::Device device, c10::ScalarType dtype, const std::vector<gemm_shape>& shapes,
+                                      const ceiling_repeats& repeats) {
   torch::InferenceMode guard;
   const auto started = std::chrono::steady_clock::now();
   matmul_ceiling best{dtype_name(dtype), 0, 0.0};
-  best.sizes = sizes;
-  best.repeats = repeats;
+  best.repeats = repeats.min;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/1234);
   auto opts = torch::TensorOptions().dtype(torch::kFloat);
-  for (const int64_t n : sizes) {
-    auto a = at::randn({n, n}, gen, opts).to(device, dtype);
-    auto b = at::randn({n, n}, gen, opts).to(device, dtype);
+  for (const auto& s : shapes) {
+    if (s.batch == 1 && s.m == s.k && s.k == s.n) best.sizes.push_back(s.n);
+    best.shapes.push_back(s.label);
+    const auto dims = [&](int64_t r, int64_t c) {
+      return s.batch > 1 ? std::vector<int64_t>{s.batch, r, c} : std::vector<int64_t>{r, c};
+    };
+    auto a = at::randn(dims(s.m, s.k), gen, opts).to(device, dtype);
+    auto b = at::randn(dims(s.k, s.n), gen, opts).to(device, dtype);
     auto c = torch::matmul(a, b);  // warm-up: kernel selection, allocator, caches
     synchronize(device);
-    double best_s = 1e30;
-    for (int r = 0; r < repeats; ++r) {
+    std::vector<double> times;
+    const auto shape_started = std::chrono::steady_clock::now();
+    while (static_cast<int>(times.size()) < repeats.max) {
       const auto t0 = std::chrono::steady_clock::now();
       c = torch::matmul(a, b);
       synchronize(device);
-      best_s = std::min(best_s, seconds_since(t0));
+      times.push_back(seconds_since(t0));
+      if (static_cast<int>(times.size()) < repeats.min) continue;
+      const double spread = repeat_spread(times);
+      if (spread <= repeats.target_spread || seconds_since(shape_started) > repeats.max_seconds) break;
     }
-    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-    const double gflops = flops / best_s / 1e9;
+    const double gflops = s.flops() / *std::min_element(times.begin(), times.end()) / 1e9;
     if (gflops > best.gflops) {
       best.gflops = gflops;
-      best.size = n;
+      best.size = s.batch == 1 && s.m == s.k && s.k == s.n ? s.n : 0;
+      best.shape = s.label;
+      best.spread = repeat_spread(times);
+      best.repeats = static_cast<int>(times.size());
     }
   }
   best.measure_s = seconds_since(started);
-  if (sizes.empty()) best.gflops = not_a_number;
+  if (shapes.empty()) best.gflops = not_a_number;
   return best;
 }
 

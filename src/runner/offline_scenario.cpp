@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "check/output_check.hpp"
+#include "common/precision_classes.hpp"
 #include "core/device.hpp"
 #include "core/sdpa_backend_guard.hpp"
 #include "kernels/kernel_catalog.hpp"
@@ -19,6 +20,7 @@
 #include "parallel/data_parallel_executor.hpp"
 #include "parallel/distributed_executor.hpp"
 #include "parallel/distributed_world.hpp"
+#include "runner/decision_study.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/runner.hpp"
@@ -633,7 +635,31 @@ check_result offline_scenario::check(std::size_t i, std::size_t base, double tol
     v.outputs = v.outputs + at::randn(v.outputs.sizes(), gen, v.outputs.options()) * scale;
   }
   const torch::Tensor& expected = variants_[base].outputs;
-  return compare_outputs(v.outputs, expected, tolerance, output_kind_of(cfg_.model, expected.size(-1)));
+  const std::string cls(precision_class_of(compute_dtype_name(cfg_.variants[i])).name);
+  if (cfg_.check.study == "always") {
+    if (auto ev = study_for(cls); ev && ev->unavailable.empty())
+      set_metric(r.metrics, metric{"study_noise_rel_l2", study_noise_rel_l2(*ev), "", metric_direction::neither,
+                                   "check", fmt::format("largest relative L2 of {} randomly rounded float64 runs "
+                                                        "at {}'s unit roundoff against the float64 reference "
+                                                        "(the class's noise on this model and these samples)",
+                                                        ev->perturbed.size(), cls), ""});
+  }
+  return compare_outputs(v.outputs, expected, tolerance, output_kind_of(cfg_.model, expected.size(-1)),
+                         [this, cls] { return study_for(cls); });
+}
+
+std::shared_ptr<const decision_evidence> offline_scenario::study_for(const std::string& class_name) {
+  if (auto it = studies_.find(class_name); it != studies_.end()) return it->second;
+  std::shared_ptr<decision_evidence> ev;
+  if (!setup_.model) {
+    ev = std::make_shared<decision_evidence>();
+    ev->unavailable = "a TorchScript model has no float64 study";
+  } else {
+    if (setup_.progress) setup_.progress("check", "float64 study (" + class_name + ")", 0, study_runs + 1);
+    ev = run_decision_study(setup_.model->host(), data_, class_name);
+  }
+  studies_[class_name] = ev;
+  return ev;
 }
 
 void offline_scenario::finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) {
@@ -665,7 +691,10 @@ void offline_scenario::serve(std::size_t i, std::size_t base, variant_result& r)
                              variants_[base].outputs, [&](const std::string& what, int64_t k, int64_t n) {
                                if (setup_.progress) setup_.progress("server", what, k, n);
                              },
-                             setup_.observer);
+                             setup_.observer,
+                             [this, cls = std::string(precision_class_of(compute_dtype_name(cfg_.variants[i])).name)] {
+                               return study_for(cls);
+                             });
   } catch (const std::exception& e) {
     sweep.check.status = status_kind::fail;
     sweep.check.message = "failed: " + error_text(e);

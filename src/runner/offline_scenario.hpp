@@ -14,6 +14,7 @@
 
 #include <torch/torch.h>
 
+#include "check/output_check.hpp"
 #include "config/config.hpp"
 #include "model/encoder.hpp"
 #include "runner/measurement_loop.hpp"
@@ -70,6 +71,8 @@ class offline_scenario : public scenario_base {
   bool collective(std::size_t i) const;
   bool needs_whole_model_on_device(std::size_t i) const;
   void serve(std::size_t i, std::size_t base, variant_result& r);
+  // The float64 study of a precision class (runner/decision_study.hpp), run once, on first need.
+  std::shared_ptr<const decision_evidence> study_for(const std::string& precision_class);
 
   const config& cfg_;
   const dataset& data_;
@@ -78,6 +81,7 @@ class offline_scenario : public scenario_base {
   std::string base_batching_;  // how the baseline batches, for the other variants' descriptions
   std::vector<offline_variant> variants_;
   std::map<std::string, torch::Tensor> outputs_;
+  std::map<std::string, std::shared_ptr<const decision_evidence>> studies_;
   // The cost planner's model per precision class ("amp-bf16"), fitted when the first cost-planned
   // variant of that class is prepared: variants that differ in anything else (attention, worker
   // threads) plan the same batches, so a row that changes one setting runs its parent's plan.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -22,6 +24,7 @@
 #include "model/safetensors.hpp"
 #include "model/torchscript_model.hpp"
 #include "parallel/distributed_world.hpp"
+#include "runner/decision_study.hpp"
 #include "runner/matmul_ceiling.hpp"
 #include "runner/measurement_loop.hpp"
 #include "runner/resume_state.hpp"
@@ -44,8 +47,6 @@
 namespace attnbench {
 namespace {
 
-// Timed repeats of each matmul-ceiling size; the best over sizes and repeats counts.
-constexpr int ceiling_repeats = 3;
 // Sizes of the ceiling GEMM for a dtype the CPU computes on a reference path: 2·256³ = 34 MFLOP,
 // ~40 ms at the 0.9 GFLOP/s of a Zen 3's bf16 (1024 would take 2.4 s a repeat).
 const std::vector<int64_t> slow_ceiling_sizes{128, 256};
@@ -102,6 +103,38 @@ std::string model_label(const model_config& m) {
   return label.string();
 }
 
+// What the accuracy check runs on (results.json "check"): the model, its head, the samples and the rule.
+check_basis describe_check_basis(const config& cfg, const model_info& m) {
+  check_basis b;
+  const model_config& mc = cfg.model;
+  b.random_weights = mc.torchscript.empty() && mc.weights.empty();
+  b.weights = !mc.torchscript.empty() ? "TorchScript " + mc.torchscript
+              : b.random_weights      ? fmt::format("random (preset {}, seed {})", mc.preset, mc.seed)
+                                      : "checkpoint " + mc.weights;
+  b.weight_checksum = m.weight_checksum;
+  b.head = mc.mean_pool                  ? "none: mean-pooled embeddings"
+           : !mc.torchscript.empty()     ? "the TorchScript module's own"
+           : mc.head == head_kind::decisive ? "decisive (fitted on seeded probe inputs)"
+           : b.random_weights            ? "random (seeded)"
+                                         : "the checkpoint's classifier";
+  const workload_config& w = cfg.workload;
+  const std::string& file = !w.text.empty() ? w.text : w.file;
+  if (file.empty()) {
+    b.corpus = "synthetic token ids (seeded lengths and ids)";
+  } else {
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fnv1a64 h;
+    h.update(bytes.data(), bytes.size());
+    b.corpus = fmt::format("{} {} (fnv1a64 {}), {}", w.text.empty() ? "token file" : "text", file, h.hex(),
+                           w.samples > 0 ? fmt::format("its first {} samples", w.samples) : "every sample");
+  }
+  b.predictions = prediction_text(mc.mean_pool ? output_kind::embedding : output_kind::logits);
+  b.rule = top1_rule_text;
+  b.study_runs = study_runs;
+  return b;
+}
+
 std::string host_name() {
   char buf[256] = {};
   return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : "unknown";
@@ -139,14 +172,22 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
       const torch::ScalarType dtype = scalar_type_of(dtype_name);
       // A dtype the CPU has no instructions for runs a reference GEMM at ~1 GFLOP/s (a Zen 3's
       // bf16): a smaller GEMM measures the same rate in milliseconds instead of seconds.
+      // Its own products beside the squares are too slow to time there, and need no ceiling that fine.
       const bool slow = !device.is_cuda() && slow_dtype_note(cpu, dtype_name).has_value();
-      const std::vector<int64_t> sizes = slow ? slow_ceiling_sizes : default_ceiling_sizes(device);
-      if (!options.cache) return measure_matmul_ceiling(device, dtype, sizes, ceiling_repeats);
-      const std::string key =
-          fmt::format("{}|{}|{}|{}", device.str(), env.threads, c10::toString(dtype), fmt::join(sizes, ","));
+      std::vector<gemm_shape> shapes = square_shapes(slow ? slow_ceiling_sizes : default_ceiling_sizes(device));
+      if (!slow && cfg.model.torchscript.empty()) {
+        const auto& base = *std::find_if(cfg.variants.begin(), cfg.variants.end(),
+                                         [&](const variant_config& v) { return v.name == cfg.baseline; });
+        const int64_t batch = base.batching.batch_size > 0 ? base.batching.batch_size : 8;
+        for (auto& g : model_gemm_shapes(cfg.model, batch, cfg.workload.max_length)) shapes.push_back(std::move(g));
+      }
+      if (!options.cache) return measure_matmul_ceiling(device, dtype, shapes);
+      std::string labels;
+      for (const auto& g : shapes) labels += g.label + ",";
+      const std::string key = fmt::format("{}|{}|{}|{}", device.str(), env.threads, c10::toString(dtype), labels);
       auto it = options.cache->ceilings.find(key);
       if (it == options.cache->ceilings.end())
-        it = options.cache->ceilings.emplace(key, measure_matmul_ceiling(device, dtype, sizes, ceiling_repeats)).first;
+        it = options.cache->ceilings.emplace(key, measure_matmul_ceiling(device, dtype, shapes)).first;
       return it->second;
     };
     // fp32 (the baseline's), then every other dtype a variant multiplies in, and the one "amp"
@@ -264,6 +305,8 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
                            parameter_count(*model), weight_checksum(*model), cfg.model.causal};
     if (options.cache) options.cache->model = model;
   }
+
+  res.check = describe_check_basis(cfg, res.model);
 
   // --- workload ---
   const auto n_samples = static_cast<int64_t>(data.samples.size());

@@ -144,7 +144,7 @@ server_point summarize_rate(const rate_run& run, double offered, double bound_ms
 server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
                               executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
                               const std::function<void(const std::string&, int64_t, int64_t)>& progress,
-                              run_observer* observer) {
+                              run_observer* observer, const evidence_source& study) {
   const auto n = static_cast<int64_t>(data.samples.size());
   const server_config& sc = cfg.server;
   std::vector<std::pair<double, std::vector<arrival>>> runs;  // offered rate (NaN: trace), arrivals
@@ -171,6 +171,7 @@ server_sweep run_server_sweep(const config& cfg, const dataset& data, const vari
   }
   server_sweep sweep;
   std::vector<torch::Tensor> outs, refs;
+  std::vector<int64_t> served;  // the sample of each served request, in order
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const auto& [rate, arrivals] = runs[k];
     if (const int sig = interrupt_signal()) {
@@ -188,6 +189,7 @@ server_sweep run_server_sweep(const config& cfg, const dataset& data, const vari
     for (const auto& r : run.requests) {
       outs.push_back(r.logits);
       refs.push_back(baseline_outputs[r.sample]);
+      served.push_back(r.sample);
     }
   }
   const double tol = cfg.check.tolerance.at(variant.precision);
@@ -195,8 +197,19 @@ server_sweep run_server_sweep(const config& cfg, const dataset& data, const vari
     sweep.check.status = status_kind::fail;
     sweep.check.message = "the server scenario served no request";
   } else {
+    // The study's rows for the served requests, in their order (a sample may be served at several rates).
+    const evidence_source per_request = [&]() -> std::shared_ptr<const decision_evidence> {
+      auto whole = study ? study() : nullptr;
+      if (!whole || !whole->unavailable.empty()) return whole;
+      auto rows = std::make_shared<decision_evidence>();
+      const auto idx = torch::tensor(served, torch::kLong);
+      rows->precision_class = whole->precision_class;
+      rows->reference = whole->reference.index_select(0, idx);
+      for (const auto& p : whole->perturbed) rows->perturbed.push_back(p.index_select(0, idx));
+      return rows;
+    };
     sweep.check = compare_outputs(torch::stack(outs), torch::stack(refs), tol,
-                                  output_kind_of(cfg.model, refs.front().size(-1)));
+                                  output_kind_of(cfg.model, refs.front().size(-1)), per_request);
   }
   return sweep;
 }

@@ -11,6 +11,7 @@
 
 #include <torch/torch.h>
 
+#include "check/output_check.hpp"
 #include "config/config.hpp"
 #include "core/run_observer.hpp"
 #include "report/result.hpp"
@@ -22,7 +23,8 @@ namespace attnbench {
 struct server_sweep {
   std::vector<server_point> points;
   double max_sustainable_rate = not_a_number;
-  // Every served request's logits against the baseline's for its sample.
+  // Every served request's outputs against the baseline's for its sample; a changed prediction is
+  // judged by `study` (the variant's precision class's float64 study, rows taken per request).
   check_result check;
   // A signal stopped the sweep before these rates ran (common/interrupt.hpp); "" when all ran.
   std::string interrupted;
@@ -31,6 +33,6 @@ struct server_sweep {
 server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
                               executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
                               const std::function<void(const std::string&, int64_t, int64_t)>& progress,
-                              run_observer* observer = nullptr);
+                              run_observer* observer = nullptr, const evidence_source& study = {});
 
 }  // namespace attnbench

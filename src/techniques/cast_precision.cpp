@@ -9,6 +9,7 @@
 // renders without knowing it.
 #include <fmt/format.h>
 
+#include "common/precision_classes.hpp"
 #include "config/technique_catalog.hpp"
 #include "model/encoder.hpp"
 #include "techniques/model_copy_executor.hpp"
@@ -19,13 +20,11 @@ namespace {
 
 constexpr const char* technique_name = "cast-precision";
 
-// Relative L2 of the outputs against fp32: every op rounds to the dtype's mantissa (bf16 8 bits,
-// 2^-9 ≈ 2e-3 per rounding; fp16 11 bits, 2^-12 ≈ 2.4e-4), LayerNorm and softmax included, over
-// every layer: about twice autocast's error, so twice its bounds (amp-bf16 5e-2, amp-fp16 1e-2).
-// Measured on the quickstart model (results/cpu-precision/, configs/precision-cpu.json): bf16
-// 5.08e-2 against amp-bf16's 2.49e-2; fp16 5.46e-3.
-constexpr double bf16_tolerance = 1e-1;
-constexpr double fp16_tolerance = 2e-2;
+// A cast rounds every op to the dtype (LayerNorm and softmax included), more than autocast does,
+// but it is the same precision class: the class's tolerance, fixed before the run
+// (common/precision_classes.hpp), as for every other variant of that class.
+const double bf16_tolerance = precision_class_of("bf16").tolerance;
+const double fp16_tolerance = precision_class_of("fp16").tolerance;
 
 torch::Dtype dtype_of(const variant_config& v) {
   const auto it = v.techniques.find("precision");

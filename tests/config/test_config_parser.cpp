@@ -173,7 +173,7 @@ TEST_CASE("a config using every field reads back every value", "[config]") {
         {"max_length", 256},
         {"seed", 7}}},
       {"measure", {{"warmup", 0}, {"repetitions", 9}, {"min_time_s", 2.5}, {"max_repetitions", 9}}},
-      {"check", {{"tolerances", {{"fp32", 1e-4}, {"amp-bf16", 0.1}, {"amp-fp16", 0.02}}}}},
+      {"check", {{"tolerances", {{"fp32", 1e-6}, {"amp-bf16", 0.01}, {"amp-fp16", 0.002}}}}},
       {"device", "cuda:0"},
       {"threads", 4},
       {"variants",
@@ -222,9 +222,9 @@ TEST_CASE("a config using every field reads back every value", "[config]") {
   CHECK(c.measure.repetitions == 9);
   CHECK(c.measure.min_time_s == 2.5);
   CHECK(c.measure.max_repetitions == 9);
-  CHECK(c.check.tolerance.at(precision_kind::fp32) == 1e-4);
-  CHECK(c.check.tolerance.at(precision_kind::amp_bf16) == 0.1);
-  CHECK(c.check.tolerance.at(precision_kind::amp_fp16) == 0.02);
+  CHECK(c.check.tolerance.at(precision_kind::fp32) == 1e-6);
+  CHECK(c.check.tolerance.at(precision_kind::amp_bf16) == 0.01);
+  CHECK(c.check.tolerance.at(precision_kind::amp_fp16) == 0.002);
   CHECK(c.device == "cuda:0");
   CHECK(c.threads == 4);
   REQUIRE(c.variants.size() == 3);
@@ -732,11 +732,11 @@ TEST_CASE("measure problems and defaults", "[config]") {
 
 TEST_CASE("tolerances: missing ones take defaults, given ones are positive", "[config]") {
   ordered_json doc = minimal();
-  doc["check"] = {{"tolerances", {{"amp-bf16", 0.2}}}};
+  doc["check"] = {{"tolerances", {{"amp-bf16", 0.02}}}};
   config c = parse(doc);
-  CHECK(c.check.tolerance.at(precision_kind::amp_bf16) == 0.2);
-  CHECK(c.check.tolerance.at(precision_kind::fp32) == defaults::tolerance_fp32);
-  CHECK(c.check.tolerance.at(precision_kind::amp_fp16) == defaults::tolerance_amp_fp16);
+  CHECK(c.check.tolerance.at(precision_kind::amp_bf16) == 0.02);
+  CHECK(c.check.tolerance.at(precision_kind::fp32) == defaults::tolerance(precision_kind::fp32));
+  CHECK(c.check.tolerance.at(precision_kind::amp_fp16) == defaults::tolerance(precision_kind::amp_fp16));
   doc["check"]["tolerances"]["fp32"] = 0;
   CHECK(only_problem(doc, "check.tolerances.fp32") == "must be > 0; got 0");
 }
@@ -976,9 +976,9 @@ TEST_CASE("precisions registered by techniques: values, tolerances and what they
     CHECK_THAT(m, Contains("\"int4\""));
   }
   SECTION("check.tolerances takes the registered values too") {
-    doc["check"] = {{"tolerances", {{"bf16", 0.2}}}};
-    CHECK(parse(doc).check.technique_tolerance.at("bf16") == 0.2);
-    doc["check"]["tolerances"]["int4"] = 0.2;
+    doc["check"] = {{"tolerances", {{"bf16", 0.02}}}};
+    CHECK(parse(doc).check.technique_tolerance.at("bf16") == 0.02);
+    doc["check"]["tolerances"]["int4"] = 0.02;
     CHECK_THAT(only_problem(doc, "check.tolerances.int4"), Contains("unknown key"));
   }
   SECTION("blocks the technique cannot be combined with") {

@@ -10,6 +10,7 @@
 #include "report/json_writer.hpp"
 #include "report/make_writers.hpp"
 #include "report/markdown_writer.hpp"
+#include "report/result_json.hpp"
 #include "report/svg_writer.hpp"
 #include "sample_result.hpp"
 #include "xml_check.hpp"
@@ -194,7 +195,7 @@ TEST_CASE("markdown headline table", "[report]") {
                     "| --- | ---: | ---: | --- |\n",
                     0) == 0);
   // The verdict with the predictions it kept, over all samples, beside the speed (console too).
-  CHECK(table.find("| 2.37× [2.36–2.38] | PASS, predictions kept 255 of 256 (1 coin toss excused) |") !=
+  CHECK(table.find("| 2.37× [2.36–2.38] | PASS, predictions kept 255 of 256 (1 excused by the float64 study) |") !=
         std::string::npos);
   // Each cell is one statistic: the geometric mean, in brackets its own 95% interval.
   CHECK(table.find("| fp32-naive | 41.37 [40.96–41.79] | 1.00× (baseline) |") != std::string::npos);
@@ -209,19 +210,19 @@ TEST_CASE("markdown headline table", "[report]") {
   CHECK(markdown_table(r).find("| a\\|b (noisy) | 82.00 [n/a] | 2.00× [n/a] |") != std::string::npos);
 }
 
-TEST_CASE("writers: an embedding run shows per-sample cosines and never a top-1 figure", "[report]") {
+TEST_CASE("writers: an embedding run shows per-sample cosines and its nearest-neighbour predictions", "[report]") {
   const run_result r = testing::embedding_sample_result();
   const std::string md = render(markdown_writer{}, r);
   INFO(md);
   CHECK(md.find("top-1") == std::string::npos);
-  CHECK_THAT(md, Catch::Contains("| rel. L2 err | cosine min (mean) | status |"));
-  CHECK_THAT(md, Catch::Contains("| 3.42e-03 | 0.999870 (0.999994) | PASS |"));
-  CHECK_THAT(md, Catch::Contains("| fp16-flash |") && Catch::Contains("| n/a | n/a | SKIPPED |"));
+  CHECK_THAT(md, Catch::Contains("| rel. L2 err | predictions kept | cosine min (mean) | status |"));
+  CHECK_THAT(md, Catch::Contains("| 3.42e-03 | n/a | 0.999870 (0.999994) | PASS |"));  // a file without the count
+  CHECK_THAT(md, Catch::Contains("| fp16-flash |") && Catch::Contains("| n/a | n/a | n/a | SKIPPED |"));
   // A logits run keeps its top-1 column and has no cosine one.
   const std::string logits = render(markdown_writer{}, testing::sample_result());
   CHECK_THAT(logits, Catch::Contains("| rel. L2 err | predictions kept | status |"));
-  CHECK_THAT(logits, Catch::Contains("| 255 of 256 (1 coin toss excused) | PASS |"));
-  CHECK_THAT(logits, Catch::Contains("Predictions kept: samples whose top-1 prediction is the baseline's"));
+  CHECK_THAT(logits, Catch::Contains("| 255 of 256 (1 excused by the float64 study) | PASS |"));
+  CHECK_THAT(logits, Catch::Contains("Predictions kept: samples whose prediction (top-1 class) is the baseline's"));
   CHECK(logits.find("cosine min") == std::string::npos);
 
   const std::string csv = render(csv_writer{}, r);
@@ -239,6 +240,20 @@ TEST_CASE("writers: an embedding run shows per-sample cosines and never a top-1 
   CHECK(check["decisive_samples"].is_null());
   CHECK(check["predictions_kept"].is_null());
   CHECK(check["samples"].is_null());
+}
+
+TEST_CASE("a check on random weights says so beside its verdict", "[report]") {
+  run_result r = testing::sample_result();
+  for (auto& v : r.variants) v.check.random_weights = true;
+  const std::string md = render(markdown_writer{}, r);
+  CHECK_THAT(md, Catch::Contains("PASS (numerical check, random weights)"));
+  CHECK_THAT(markdown_table(r), Catch::Contains("PASS (numerical check, random weights), predictions kept"));
+  r.check.random_weights = true;
+  r.check.rule = top1_rule_text;
+  const auto j = nlohmann::ordered_json::parse(render(json_writer{}, r));
+  CHECK(j["check"]["random_weights"] == true);
+  CHECK(j["variants"][1]["check"]["random_weights"] == true);
+  CHECK(run_result_from_json(j).check.rule == top1_rule_text);
 }
 
 TEST_CASE("make_writers", "[report]") {

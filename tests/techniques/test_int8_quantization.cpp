@@ -131,10 +131,10 @@ TEST_CASE("int8 quantization: registered, its tolerance, and its config rules", 
   auto doc = int8_run();
   const std::string summary =
       "(runs a copy of the model whose encoder linears are dynamically quantized to int8 (CPU, inference))";
-  SECTION("check.tolerances.int8 overrides the default") {
-    doc["check"] = {{"tolerances", {{"int8", 0.08}}}};
+  SECTION("check.tolerances.int8 tightens the class's tolerance") {
+    doc["check"] = {{"tolerances", {{"int8", 0.03}}}};
     const config c = testing::parse(doc);
-    CHECK(tolerance_for(c, *find_variant(c, "sdpa-int8")) == 0.08);
+    CHECK(tolerance_for(c, *find_variant(c, "sdpa-int8")) == 0.03);
   }
   SECTION("not with offload") {
     doc["variants"][1]["offload"] = {{"target", "cpu"}};
