@@ -850,7 +850,7 @@ def main():
         return 1
     names = [str(page.relative_to(root)) for page, _ in checked]
     where = readme.name if len(checked) == 1 else \
-        f"{readme.name} and docs/*.md ({', '.join(f'{n} {c.checked}' for n, (_, c) in zip(names, checked))})"
+        f"{readme.name} and docs/*.md ({', '.join(f'{n} {c.checked}' for n, (_, c) in zip(names, checked) if c.checked)})"
     print(f"check-readme-figures.py: {total} figures in {where} match their files; "
           "every other number is marked or exempt")
     return 0
