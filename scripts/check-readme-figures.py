@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Checks that every figure in the README is tied to a committed file, or marked as not measured.
+"""Checks that every figure in the README and in docs/*.md is tied to a committed file, or marked as
+not measured.
 
 Standard library only; needs nothing built. Exits 0 when every number is accounted for and every
 checked figure equals its source at the precision the README prints; 1 naming each problem (with
 the value to write where there is one: --fix writes them); 2 on bad usage.
 --unmarked lists only the numbers (and CPU labels, statuses) that no marker covers, one a line as
-README.md:LINE:COL: KIND "TEXT" … context …, to mark new text with.
+README.md:LINE:COL: KIND "TEXT" … context … (or docs/PAGE.md:…), to mark new text with.
+
+The pages checked are README.md and every docs/*.md beside it, each on its own (a marker's scope,
+a paragraph, never runs from one page into the next); every message names its page and line.
+"The README" below means any of them.
 
 Every number the README prints outside code is one of three things:
 
@@ -112,7 +117,8 @@ CPU labels and statuses are checked in blocks that name results/ only: elsewhere
 "PASS" are names, not claims about a folder.
 
 Usage: scripts/check-readme-figures.py [--readme README.md] [--fix | --unmarked]
-Paths in markers are relative to the README's folder.
+Paths in markers are relative to the README's folder, the repository root, in docs/*.md too
+(results/x/results.json, not ../results/x/results.json): markers are not links.
 """
 import argparse
 import csv
@@ -154,9 +160,11 @@ SENTENCE_END = re.compile(r"[.!?][\"”’)*_]*\s+(?=[^\sa-z])")
 
 
 class checker:
-    def __init__(self, readme):
+    def __init__(self, readme, root=None):
+        """readme: the page checked (README.md or a docs/*.md); root: the folder marker paths are
+        relative to, the repository root (README.md's folder) for every page."""
         self.readme = readme
-        self.root = readme.parent
+        self.root = root if root is not None else readme.parent
         self.text = readme.read_text(encoding="utf-8")
         self.lines = self.text.split("\n")
         self.starts = [0]
@@ -792,11 +800,17 @@ def at_precision(value, printed):
     return out.replace("-", "−") if "−" in printed else out
 
 
+def pages_of(readme):
+    """README.md, then every docs/*.md beside it (sorted): the pages whose figures are checked."""
+    return [readme] + sorted((readme.parent / "docs").glob("*.md"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--readme", default=str(Path(__file__).resolve().parent.parent / "README.md"))
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--fix", action="store_true", help="write each mismatched figure's value into the README")
+    mode.add_argument("--fix", action="store_true",
+                      help="write each mismatched figure's value into its page (README.md or docs/*.md)")
     mode.add_argument("--unmarked", action="store_true",
                       help="list only what no marker covers (exit 1 when there is any)")
     args = parser.parse_args()
@@ -804,29 +818,40 @@ def main():
     if not readme.is_file():
         print(f"check-readme-figures.py: no such file: {readme}", file=sys.stderr)
         return 2
-    c = checker(readme).run()
+    root = readme.parent
+    checked = [(page, checker(page, root).run()) for page in pages_of(readme)]
     if args.unmarked:
-        for line_no, col, kind, text in c.unmarked:
-            line = c.lines[line_no - 1]
-            context = line[max(0, col - 41):col + len(text) + 39].strip()
-            print(f"{readme}:{line_no}:{col}: {kind} \"{text}\" … {context} …")
-        print(f"check-readme-figures.py: {len(c.unmarked)} unmarked", file=sys.stderr)
-        return 1 if c.unmarked else 0
-    fixes = [fix for _, _, fix in c.problems if fix] if args.fix else []
-    for line_no, message, fix in sorted(c.problems, key=lambda p: p[:2]):
-        print(f"{readme}:{line_no}: {message}{' (fixed)' if fix in fixes and fix else ''}", file=sys.stderr)
-    if fixes:
-        lines = list(c.lines)
-        for index, start, end, new in sorted(fixes, reverse=True):
-            lines[index] = lines[index][:start] + new + lines[index][end:]
-        readme.write_text("\n".join(lines), encoding="utf-8")
-        print(f"check-readme-figures.py: wrote {len(fixes)} figures into {readme}; reread the prose around them",
-              file=sys.stderr)
-    left = len(c.problems) - len(fixes)
+        count = 0
+        for page, c in checked:
+            for line_no, col, kind, text in c.unmarked:
+                line = c.lines[line_no - 1]
+                context = line[max(0, col - 41):col + len(text) + 39].strip()
+                print(f"{page}:{line_no}:{col}: {kind} \"{text}\" … {context} …")
+            count += len(c.unmarked)
+        print(f"check-readme-figures.py: {count} unmarked", file=sys.stderr)
+        return 1 if count else 0
+    left = written = 0
+    for page, c in checked:
+        fixes = [fix for _, _, fix in c.problems if fix] if args.fix else []
+        for line_no, message, fix in sorted(c.problems, key=lambda p: p[:2]):
+            print(f"{page}:{line_no}: {message}{' (fixed)' if fix in fixes and fix else ''}", file=sys.stderr)
+        if fixes:
+            lines = list(c.lines)
+            for index, start, end, new in sorted(fixes, reverse=True):
+                lines[index] = lines[index][:start] + new + lines[index][end:]
+            page.write_text("\n".join(lines), encoding="utf-8")
+            print(f"check-readme-figures.py: wrote {len(fixes)} figures into {page}; reread the prose around them",
+                  file=sys.stderr)
+        left += len(c.problems) - len(fixes)
+        written += len(fixes)
+    total = sum(c.checked for _, c in checked)
     if left:
-        print(f"check-readme-figures.py: {left} problems in {c.checked} checked figures", file=sys.stderr)
+        print(f"check-readme-figures.py: {left} problems in {total} checked figures", file=sys.stderr)
         return 1
-    print(f"check-readme-figures.py: {c.checked} figures in {readme.name} match their files; "
+    names = [str(page.relative_to(root)) for page, _ in checked]
+    where = readme.name if len(checked) == 1 else \
+        f"{readme.name} and docs/*.md ({', '.join(f'{n} {c.checked}' for n, (_, c) in zip(names, checked) if c.checked)})"
+    print(f"check-readme-figures.py: {total} figures in {where} match their files; "
           "every other number is marked or exempt")
     return 0
 

@@ -2,7 +2,8 @@
 """scripts/check-readme-figures.py on the fixture README (fixtures/readme-figures/): it passes as
 committed, and fails naming the figure (and the value to write) when one figure of any kind is
 wrong: a table cell, a prose figure, seconds, a round count, a number word, a CPU label, a status,
-a missing table row, or a number no marker covers.
+a missing table row, or a number no marker covers; and the same on a page of docs/ (docs/demo.md),
+whose messages name that page.
 Standard library only; CTest runs it (tests/CMakeLists.txt)."""
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ class check_readme_figures(unittest.TestCase):
         self.dir = Path(tempfile.mkdtemp(prefix="readme-figures-"))
         shutil.copytree(FIXTURE, self.dir, dirs_exist_ok=True)
         self.readme = self.dir / "README.md"
+        self.page = self.dir / "docs" / "demo.md"
 
     def tearDown(self):
         shutil.rmtree(self.dir)
@@ -29,18 +31,20 @@ class check_readme_figures(unittest.TestCase):
         return subprocess.run([sys.executable, str(SCRIPT), "--readme", str(self.readme), *args],
                               capture_output=True, text=True)
 
-    def replace(self, old, new):
-        text = self.readme.read_text(encoding="utf-8")
+    def replace(self, old, new, page=None):
+        page = page or self.readme
+        text = page.read_text(encoding="utf-8")
         self.assertEqual(text.count(old), 1, old)
-        self.readme.write_text(text.replace(old, new), encoding="utf-8")
+        page.write_text(text.replace(old, new), encoding="utf-8")
 
-    def line_of(self, text):
-        return self.readme.read_text(encoding="utf-8").split("\n").index(text) + 1
+    def line_of(self, text, page=None):
+        return (page or self.readme).read_text(encoding="utf-8").split("\n").index(text) + 1
 
     def test_right_figures_pass(self):
         r = self.run_script()
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("31 figures in README.md match their files", r.stdout)
+        self.assertIn("35 figures in README.md and docs/*.md (README.md 31, docs/demo.md 4) match their files",
+                      r.stdout)
 
     def test_a_wrong_table_figure_fails_naming_it_and_the_value_to_write(self):
         self.replace("| amp | 8.48 | 1.68× | 1.66–1.72 | 26.4% |", "| amp | 8.48 | 1.70× | 1.66–1.72 | 26.4% |")
@@ -49,7 +53,7 @@ class check_readme_figures(unittest.TestCase):
         line = self.line_of("  | amp | 8.48 | 1.70× | 1.66–1.72 | 26.4% |")
         self.assertIn(f"README.md:{line}: results/demo/results.json: name=amp: speedup.median: "
                       "README says 1.70, the file says 1.68 (1.67894)", r.stderr)
-        self.assertIn("1 problems in 31 checked figures", r.stderr)
+        self.assertIn("1 problems in 35 checked figures", r.stderr)
 
     def test_a_peer_comparison_figure_is_read_from_its_table_rows(self):
         # peers.json (scripts/peer-compare.sh) has a "table" of shapes, not "variants".
@@ -105,20 +109,65 @@ class check_readme_figures(unittest.TestCase):
         self.assertIn(f"README.md:{line}: unmarked number \"3.1\" (column 31)", r.stderr)
         self.assertIn(f"README.md:{line}: unmarked number \"1\" (column 45)", r.stderr)
 
+    # --- docs/*.md (issue 38, part 4): each page checked as README.md is, and named --------------
+    def test_a_docs_page_figure_that_matches_passes_and_one_that_does_not_fails_naming_the_page(self):
+        self.assertEqual(self.run_script().returncode, 0)
+        self.replace("speedup was 1.68×<", "speedup was 1.75×<", self.page)
+        r = self.run_script()
+        self.assertEqual(r.returncode, 1)
+        line = self.line_of("speedup was 1.75×<!-- figure: results/demo/results.json; name=amp; speedup.median -->, in",
+                            self.page)
+        self.assertIn(f"{self.page}:{line}: results/demo/results.json: name=amp: speedup.median: "
+                      "README says 1.75, the file says 1.68 (1.67894)", r.stderr)
+        self.assertNotIn("README.md:", r.stderr)
+        self.assertIn("1 problems in 35 checked figures", r.stderr)
+
+    def test_a_docs_page_table_row_word_and_cpu_label_are_checked(self):
+        self.assert_each_caught([
+            ("| amp | 8.48 |", "| amp | 8.50 |", "docs/demo.md:13: results/demo/results.json: name=amp: throughput.median: "
+                                                 "README says 8.50, the file says 8.48"),
+            ("seven<!--", "eight<!--", "docs/demo.md:6: results/demo/results.json: name=amp: repetition.rounds: "
+                                       "README says eight, the file says 7"),
+            ("**Zen 3**<!-- cpu", "**Zen 4**<!-- cpu", "docs/demo.md:4: results/demo: README says Zen 4, "
+                                                       "its COMMAND/results.json record Zen 3")], page="page")
+
+    def test_an_unmarked_number_on_a_docs_page_is_listed_with_the_page(self):
+        self.replace("in\nseven<", "in 12 s,\nseven<", self.page)
+        r = self.run_script("--unmarked")
+        self.assertEqual(r.returncode, 1)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 1, r.stdout)
+        self.assertTrue(lines[0].startswith(f"{self.page}:5:91: number \"12\" … "), lines[0])
+
+    def test_fix_writes_into_the_docs_page(self):
+        self.replace("| amp | 8.48 |", "| amp | 9.00 |", self.page)
+        r = self.run_script("--fix")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"wrote 1 figures into {self.page}", r.stderr)
+        self.assertEqual(self.page.read_text(encoding="utf-8"),
+                         (FIXTURE / "docs" / "demo.md").read_text(encoding="utf-8"))
+        self.assertEqual(self.readme.read_text(encoding="utf-8"), (FIXTURE / "README.md").read_text(encoding="utf-8"))
+
+    def test_a_docs_page_marker_path_is_read_from_the_repository_root(self):
+        # Markers are not links: ../results/… (a link's form from docs/) names no committed file.
+        self.assert_caught("<!-- figure: results/demo/results.json; name=amp; speedup.median -->",
+                           "<!-- figure: ../results/demo/results.json; name=amp; speedup.median -->",
+                           "../results/demo/results.json: cannot read", page="page")
+
     # --- the plants of issue 31, part 4: each kind of wrong figure must fail --------------------
-    def assert_caught(self, old, new, message):
-        self.replace(old, new)
+    def assert_caught(self, old, new, message, page=None):
+        self.replace(old, new, self.page if page == "page" else None)
         r = self.run_script()
         self.assertEqual(r.returncode, 1, f"{new!r} passed:\n{r.stdout}{r.stderr}")
         self.assertIn(message, r.stderr)
 
-    def assert_each_caught(self, plants):
-        """Each (old, new, message) planted alone in a fresh copy of the fixture."""
+    def assert_each_caught(self, plants, page=None):
+        """Each (old, new, message) planted alone in a fresh copy of the fixture (page="page": in docs/demo.md)."""
         for old, new, message in plants:
             with self.subTest(plant=new):
                 self.tearDown()
                 self.setUp()
-                self.assert_caught(old, new, message)
+                self.assert_caught(old, new, message, page)
 
     def test_planted_wrong_figures_of_every_kind_fail(self):
         plants = [
