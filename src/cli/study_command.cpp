@@ -1,5 +1,6 @@
 #include "cli/study_command.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>

@@ -6,7 +6,7 @@
 // raise it (the parser refuses a larger value).
 //
 // How the numbers were derived, once: the float64 study of the check (runner/decision_study.hpp)
-// ran all-MiniLM-L6-v2's real weights over the first 256 samples of configs/data/handbook-corpus.txt
+// ran all-MiniLM-L6-v2 real weights over the first 64 samples of configs/data/handbook-corpus.txt
 // (configs/accuracy-study-cpu.json, check.study "always", K = 8 runs per class with weights and
 // activations rounded at random at the class's unit roundoff) and reported, per class, the
 // largest relative L2 error of a randomly rounded run against the float64 reference. Each

@@ -94,12 +94,13 @@ TEST_CASE("one tolerance per precision class; a config may tighten it, never rai
   CHECK(derived_tolerance(2.4e-3) == Approx(1e-2));
   CHECK(derived_tolerance(2.5e-3) == Approx(1e-2));
   CHECK(derived_tolerance(2.6e-3) == Approx(2e-2));
-  nlohmann::ordered_json doc = {
-      {"name", "t"},
-      {"model", {{"preset", "bert-tiny"}}},
-      {"workload", {{"samples", 4}, {"max_length", 16}}},
-      {"variants", {{{"name", "base"}}, {{"name", "amp"}, {"precision", "amp-bf16"}}}},
-      {"baseline", "base"}};
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(R"({
+    "name": "t",
+    "model": {"preset": "bert-tiny"},
+    "workload": {"samples": 4, "lengths": {"kind": "fixed", "length": 16}},
+    "variants": [{"name": "base"}, {"name": "amp", "precision": "amp-bf16"}],
+    "baseline": "base"
+  })");
   doc["check"] = {{"tolerances", {{"amp-bf16", 1e-1}}}};
   CHECK_THAT(testing::problem_at(doc, "check.tolerances.amp-bf16"),
              Catch::Contains("raises the bf16 class's tolerance"));

@@ -163,6 +163,7 @@ inline run_result embedding_sample_result() {
     c.output = output_kind::embedding;
     c.top1_agreement = c.top1_agreement_decisive = c.decisive_margin = not_a_number;
     c.decisive_samples = 0;
+    c.samples = c.predictions_kept = c.exempt_flips = 0;  // as a file written before neighbours were counted
     c.cosine_min_bound = std::sqrt(1 - 16 * c.tolerance * c.tolerance);
     c.cosine_min = v.is_baseline ? 1.0 : 0.99987;
     c.cosine_mean = v.is_baseline ? 1.0 : 0.999994;

@@ -154,7 +154,7 @@ TEST_CASE("csv quotes per RFC 4180 and leaves undefined values empty", "[report]
   CHECK(csv.find(R"(,"static bs=8, pad=longest",)") != std::string::npos);
   CHECK(csv.find(R"(,"flash backend needs a CUDA device, this run is on ""cpu""")") != std::string::npos);
   CHECK(csv.find("fp16-flash,SKIPPED,amp-fp16,fp16,sdpa,,\"static bs=8, "
-                 "pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\"flash") != std::string::npos);
+                 "pad=longest\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\"flash") != std::string::npos);
   CHECK(csv.find("nan") == std::string::npos);
 }
 
@@ -162,7 +162,7 @@ TEST_CASE("csv: padding, batch size, cache and sustainable-rate columns", "[repo
   const std::string csv = render(csv_writer{}, testing::server_sample_result());
   CHECK_THAT(csv,
              Catch::Contains(",top1_agreement_decisive,predictions_kept,predictions_total,exempt_flips,"
-                             "padding_efficiency,mean_batch_size,cache_hit_rate,"
+                             "topk_overlap,padding_efficiency,mean_batch_size,cache_hit_rate,"
                              "max_sustainable_rate,reason,"));
   CHECK_THAT(csv, Catch::Contains(",0.721875,8,0.25,100,,"));  // bf16-sdpa: every column
   CHECK_THAT(csv, Catch::Contains(",0.721875,8,,,,"));         // fp32-naive: no cache, no sweep
