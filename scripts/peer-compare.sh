@@ -4,9 +4,10 @@
 # weights, inputs, dims, batch, length and thread count, timed by one protocol, in rounds whose
 # order alternates (A B / B A: odd rounds attnbench first, then the peers; even rounds the peers
 # first, then attnbench), so that the drift of a shared machine, within a round as across rounds,
-# falls on every engine alike. Writes results/<name>/peers.md (the tables, with the CPU and its
-# features), peers.json (every round's figure of every engine with its position in the round,
-# "round_order", and the table) and COMMAND.
+# falls on every engine alike; the peers among themselves run in their listed order in odd rounds
+# and in the reverse order in even ones ("engine_place" in each row). Writes results/<name>/peers.md
+# (the tables, with the CPU and its features), peers.json (every round's figure of every engine with
+# its position in the round, "round_order", and the table) and COMMAND.
 #
 #   scripts/peer-compare.sh [--rounds 5] [--threads 2] [--shapes 1x128,8x128,8x512,32x128]
 #                           [--out results/cpu-peer-compare] [--bin build/attnbench]
@@ -194,8 +195,10 @@ EOF
 
 peers_round() {  # batch length round position
   local b=$1 l=$2 r=$3 pos=$4 data="$work/data-${1}x${2}"
+  local reverse=()
+  [ $((r % 2)) = 1 ] || reverse=(--reverse)  # the peers among themselves alternate too
   "$PEERS/bin/python" scripts/peer_bench.py run --dir "$data" --batch "$b" --length "$l" --batches "$BATCHES" \
-    --threads "$THREADS" --passes "$PASSES" --reference "$data/reference.npy" 2>>"$work/peers.log" |
+    --threads "$THREADS" --passes "$PASSES" --reference "$data/reference.npy" "${reverse[@]}" 2>>"$work/peers.log" |
     "$VENV/bin/python" -c 'import json, sys
 for line in sys.stdin:
     row = json.loads(line); row["round"] = int(sys.argv[1]); row["position"] = int(sys.argv[2]); print(json.dumps(row))' \

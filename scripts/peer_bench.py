@@ -18,7 +18,8 @@ Two subcommands; scripts/peer-compare.sh calls them and alternates the peers wit
       engines report n/a with the reason; the plain ones still run.
 
   run --dir DIR --batch B --length L --batches N --reference REF.npy [--warmup 1 --passes 3]
-      One round of every engine: per engine a warm-up pass, then `passes` timed passes, each pass the
+      One round of every engine (in --engines order, or its reverse with --reverse; each row
+      records its place in it, "engine_place"): per engine a warm-up pass, then `passes` timed passes, each pass the
       N forward calls over pre-built inputs, timed by time.perf_counter (CLOCK_MONOTONIC, the clock
       attnbench's steady_clock reads): the protocol attnbench's run uses (warm-up excluded, the same
       batches and calls per pass). Prints one JSON line per engine: engine, precision class, the
@@ -85,6 +86,9 @@ def parse_args():
     run.add_argument("--passes", type=int, default=3)
     run.add_argument("--reference", required=True, help="attnbench's fp32 logits on DIR/inputs.jsonl (.npy)")
     run.add_argument("--engines", default=",".join(ENGINES))
+    run.add_argument("--reverse", action="store_true",
+                     help="run the engines in the reverse order (peer-compare.sh: in even rounds, so that the "
+                          "drift within the peers' turn does not always fall on the same engines)")
     return top.parse_args()
 
 
@@ -239,11 +243,12 @@ def run_round(a):
     inputs = load_inputs(a)
     reference = np.load(a.reference).astype(np.float64)
     samples_per_pass = a.batch * a.batches
-    for name in [e for e in a.engines.split(",") if e]:
+    names = [e for e in a.engines.split(",") if e]
+    for place, name in enumerate(reversed(names) if a.reverse else names, 1):
         try:
             run, klass, ran, detail = make_engine(name, a, inputs)
         except Exception as e:  # an engine that cannot load here: say so, the others still run
-            print(json.dumps({"engine": name, "batch": a.batch, "length": a.length, "status": "n/a",
+            print(json.dumps({"engine": name, "batch": a.batch, "length": a.length, "engine_place": place, "status": "n/a",
                               "reason": f"{type(e).__name__}: {e}"[:400]}), flush=True)
             continue
         logits = np.concatenate([run(i) for i in range(a.batches)]).astype(np.float64)
@@ -260,7 +265,7 @@ def run_round(a):
             rates.append(samples_per_pass / (time.perf_counter() - t0))
         bound = CLASS_BOUND[klass]
         print(json.dumps({"engine": name, "batch": a.batch, "length": a.length, "class": klass, "ran": ran,
-                          "detail": detail, "pass_samples_per_s": rates,
+                          "detail": detail, "engine_place": place, "pass_samples_per_s": rates,
                           "samples_per_s": math.exp(sum(math.log(r) for r in rates) / len(rates)),
                           "rel_l2": rel_l2, "kept": kept, "compared": int(len(reference)), "bound": bound,
                           "status": "PASS" if math.isfinite(rel_l2) and rel_l2 <= bound else "FLAGGED"}), flush=True)
