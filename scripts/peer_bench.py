@@ -8,11 +8,18 @@ Two subcommands; scripts/peer-compare.sh calls them and alternates the peers wit
       Writes DIR/model/ (a seeded BertForSequenceClassification with the dims of attnbench's preset,
       minilm-l6 by default: config.json + model.safetensors, which attnbench loads as "model.weights"),
       DIR/inputs.jsonl (N·B samples of L token ids, attnbench's "workload.file"), DIR/model.onnx (the
-      fp32 export ONNX Runtime and OpenVINO read) and DIR/model-int8.onnx (ONNX Runtime's
-      quantize_dynamic of it, int8 weights, activations quantized per call).
+      fp32 export ONNX Runtime and OpenVINO read), DIR/model-int8.onnx (ONNX Runtime's
+      quantize_dynamic of it, int8 weights, activations quantized per call), DIR/model-bert-opt.onnx
+      (the export through ONNX Runtime's BERT graph optimiser, onnxruntime.transformers.optimizer.
+      optimize_model(model_type="bert", num_heads, hidden_size): fused attention, skip layer norms,
+      embedding layer norm, GELU; what it fused goes to DIR/model-bert-opt.json) and
+      DIR/model-int8-bert-opt.onnx (quantize_dynamic of the optimised graph, ONNX Runtime's
+      documented int8 recipe). An optimised form that cannot be made is recorded in its .json, and its
+      engines report n/a with the reason; the plain ones still run.
 
   run --dir DIR --batch B --length L --batches N --reference REF.npy [--warmup 1 --passes 3]
-      One round of every engine: per engine a warm-up pass, then `passes` timed passes, each pass the
+      One round of every engine (in --engines order, or its reverse with --reverse; each row
+      records its place in it, "engine_place"): per engine a warm-up pass, then `passes` timed passes, each pass the
       N forward calls over pre-built inputs, timed by time.perf_counter (CLOCK_MONOTONIC, the clock
       attnbench's steady_clock reads): the protocol attnbench's run uses (warm-up excluded, the same
       batches and calls per pass). Prints one JSON line per engine: engine, precision class, the
@@ -24,10 +31,16 @@ The engines and their precision classes:
   transformers-eager, transformers-sdpa           fp32
   transformers-sdpa-bf16                          bf16   (the model cast with .to(torch.bfloat16))
   onnxruntime                                     fp32   (ORT_ENABLE_ALL)
+  onnxruntime-bert-opt                            fp32   (the BERT-optimised graph, ORT_ENABLE_ALL)
   onnxruntime-int8                                int8   (quantize_dynamic, QInt8 weights)
+  onnxruntime-int8-bert-opt                       int8   (quantize_dynamic of the optimised graph)
   openvino-f32                                    fp32   (INFERENCE_PRECISION_HINT=f32)
-  openvino-default                                what it ran: OpenVINO's default precision hint on
+  openvino-f32-static                             fp32   (the same, reshaped to the static batch ×
+                                                          length before compiling)
+  openvino-default, openvino-default-static       what it ran: OpenVINO's default precision hint on
                                                   this CPU (bf16 where it has native bf16), recorded
+Every form is an engine of its own, so the best peer is whichever is faster at the shape, and every
+one's logits are checked against the reference like the others'.
 Runs in the peers' own virtual environment, never the project's.
 """
 import argparse
@@ -43,6 +56,9 @@ import time
 # quantizes each weight per tensor, not per channel: 8-bit weights and activations through six
 # layers move logits by a few percent, a wrong model by O(1).
 CLASS_BOUND = {"fp32": 1e-4, "bf16": 1e-1, "fp16": 2e-2, "int8": 2.5e-1}
+ENGINES = ["transformers-eager", "transformers-sdpa", "transformers-sdpa-bf16", "onnxruntime", "onnxruntime-bert-opt",
+           "onnxruntime-int8", "onnxruntime-int8-bert-opt", "openvino-f32", "openvino-f32-static",
+           "openvino-default", "openvino-default-static"]
 
 
 def common(p):
@@ -69,8 +85,10 @@ def parse_args():
     run.add_argument("--warmup", type=int, default=1)
     run.add_argument("--passes", type=int, default=3)
     run.add_argument("--reference", required=True, help="attnbench's fp32 logits on DIR/inputs.jsonl (.npy)")
-    run.add_argument("--engines", default="transformers-eager,transformers-sdpa,transformers-sdpa-bf16,"
-                                          "onnxruntime,onnxruntime-int8,openvino-f32,openvino-default")
+    run.add_argument("--engines", default=",".join(ENGINES))
+    run.add_argument("--reverse", action="store_true",
+                     help="run the engines in the reverse order (peer-compare.sh: in even rounds, so that the "
+                          "drift within the peers' turn does not always fall on the same engines)")
     return top.parse_args()
 
 
@@ -113,11 +131,47 @@ def prepare(a):
     int8_path = os.path.join(a.dir, "model-int8.onnx")
     quantize_dynamic(onnx_path, int8_path + ".tmp", weight_type=QuantType.QInt8)
     os.replace(int8_path + ".tmp", int8_path)
+    # ONNX Runtime's BERT graph optimiser, and quantize_dynamic of its output: the forms its
+    # documentation recommends for BERT on CPU. Failing here costs only these two engines.
+    opt_path = os.path.join(a.dir, "model-bert-opt.onnx")
+    info = {"num_heads": a.heads, "hidden_size": a.hidden}
+    try:
+        from onnxruntime.transformers.optimizer import optimize_model
+        opt = optimize_model(onnx_path, model_type="bert", num_heads=a.heads, hidden_size=a.hidden)
+        info["fused"] = {k: int(v) for k, v in opt.get_fused_operator_statistics().items() if v}
+        opt.save_model_to_file(opt_path + ".tmp")
+        os.replace(opt_path + ".tmp", opt_path)
+    except Exception as e:  # recorded; run reports the engines n/a with it
+        info["error"] = f"{type(e).__name__}: {e}"[:400]
+    if "error" not in info:
+        try:
+            import onnx
+            int8_opt = os.path.join(a.dir, "model-int8-bert-opt.onnx")
+            # The fused ops (com.microsoft) defeat ONNX shape inference: their outputs are fp32.
+            quantize_dynamic(opt_path, int8_opt + ".tmp", weight_type=QuantType.QInt8,
+                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+            os.replace(int8_opt + ".tmp", int8_opt)
+        except Exception as e:
+            info["int8_error"] = f"{type(e).__name__}: {e}"[:400]
+    with open(os.path.join(a.dir, "model-bert-opt.json"), "w") as f:
+        json.dump(info, f)
     return 0
 
 
+def bert_opt_detail(a, int8):
+    """What the BERT optimiser fused (or why it, or quantizing its graph, failed), from prepare's record."""
+    path = os.path.join(a.dir, "model-bert-opt.json")
+    info = json.load(open(path)) if os.path.exists(path) else {}
+    if "error" in info:
+        raise RuntimeError("the BERT graph optimiser failed in prepare: " + info["error"])
+    if int8 and "int8_error" in info:
+        raise RuntimeError("quantize_dynamic of the optimised graph failed in prepare: " + info["int8_error"])
+    fused = info.get("fused", {})
+    return "fused: " + (", ".join(f"{k} {v}" for k, v in sorted(fused.items())) or "nothing")
+
+
 def make_engine(name, a, inputs):
-    """(run_batch(i) → logits numpy (B, 2) float32, precision class, precision it ran)."""
+    """(run_batch(i) → logits numpy (B, 2) float32, precision class, precision it ran, detail)."""
     import numpy as np
     mask = np.ones((a.batch, a.length), dtype=np.int64)
     if name.startswith("transformers-"):
@@ -136,29 +190,39 @@ def make_engine(name, a, inputs):
         def run(i):
             with torch.inference_mode():
                 return model(input_ids=ids_t[i], attention_mask=mask_t).logits.float().numpy()
-        return run, klass, klass
-    if name.startswith("onnxruntime"):
+        return run, klass, klass, ""
+    if name in ("onnxruntime", "onnxruntime-int8", "onnxruntime-bert-opt", "onnxruntime-int8-bert-opt"):
         import onnxruntime as ort
         so = ort.SessionOptions()
         so.intra_op_num_threads = a.threads
         so.inter_op_num_threads = 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        int8 = name.endswith("-int8")
-        path = os.path.join(a.dir, "model-int8.onnx" if int8 else "model.onnx")
+        int8 = "-int8" in name
+        opt = name.endswith("-bert-opt")
+        detail = bert_opt_detail(a, int8) if opt else ""
+        path = os.path.join(a.dir, "model" + ("-int8" if int8 else "") + ("-bert-opt" if opt else "") + ".onnx")
         session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-        feeds = [{"input_ids": x, "attention_mask": mask} for x in inputs]
+        # The optimiser may turn the graph's integer inputs to int32: feed each input its own type.
+        types = {i.name: (np.int32 if i.type == "tensor(int32)" else np.int64) for i in session.get_inputs()}
+        feeds = [{k: v.astype(types[k]) for k, v in (("input_ids", x), ("attention_mask", mask)) if k in types}
+                 for x in inputs]
 
         def run(i):
             return session.run(None, feeds[i])[0]
         klass = "int8" if int8 else "fp32"
-        return run, klass, klass
-    if name.startswith("openvino-"):
+        return run, klass, klass, detail
+    if name in ("openvino-f32", "openvino-default", "openvino-f32-static", "openvino-default-static"):
         import openvino as ov
         core = ov.Core()
         config = {"INFERENCE_NUM_THREADS": a.threads, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
-        if name == "openvino-f32":
+        if name.startswith("openvino-f32"):
             config["INFERENCE_PRECISION_HINT"] = "f32"
-        compiled = core.compile_model(core.read_model(os.path.join(a.dir, "model.onnx")), "CPU", config)
+        model = core.read_model(os.path.join(a.dir, "model.onnx"))
+        detail = "dynamic shapes"
+        if name.endswith("-static"):  # the batch × length every call of the run has, fixed before compiling
+            model.reshape({"input_ids": [a.batch, a.length], "attention_mask": [a.batch, a.length]})
+            detail = f"static shape {a.batch}x{a.length}"
+        compiled = core.compile_model(model, "CPU", config)
         hint = str(compiled.get_property("INFERENCE_PRECISION_HINT")).lower()  # "<Type: 'bfloat16'>"
         ran = ("bf16" if "bfloat16" in hint or "bf16" in hint else "fp16" if "float16" in hint or "f16" in hint
                else "fp32" if "float32" in hint or "f32" in hint else hint)
@@ -167,7 +231,7 @@ def make_engine(name, a, inputs):
 
         def run(i):
             return np.array(request.infer(feeds[i])[compiled.output(0)], dtype=np.float32, copy=True)
-        return run, ran if ran in CLASS_BOUND else "fp32", ran
+        return run, ran if ran in CLASS_BOUND else "fp32", ran, detail
     raise SystemExit(f"peer_bench: unknown engine {name!r}")
 
 
@@ -179,11 +243,12 @@ def run_round(a):
     inputs = load_inputs(a)
     reference = np.load(a.reference).astype(np.float64)
     samples_per_pass = a.batch * a.batches
-    for name in [e for e in a.engines.split(",") if e]:
+    names = [e for e in a.engines.split(",") if e]
+    for place, name in enumerate(reversed(names) if a.reverse else names, 1):
         try:
-            run, klass, ran = make_engine(name, a, inputs)
+            run, klass, ran, detail = make_engine(name, a, inputs)
         except Exception as e:  # an engine that cannot load here: say so, the others still run
-            print(json.dumps({"engine": name, "batch": a.batch, "length": a.length, "status": "n/a",
+            print(json.dumps({"engine": name, "batch": a.batch, "length": a.length, "engine_place": place, "status": "n/a",
                               "reason": f"{type(e).__name__}: {e}"[:400]}), flush=True)
             continue
         logits = np.concatenate([run(i) for i in range(a.batches)]).astype(np.float64)
@@ -200,7 +265,7 @@ def run_round(a):
             rates.append(samples_per_pass / (time.perf_counter() - t0))
         bound = CLASS_BOUND[klass]
         print(json.dumps({"engine": name, "batch": a.batch, "length": a.length, "class": klass, "ran": ran,
-                          "pass_samples_per_s": rates,
+                          "detail": detail, "engine_place": place, "pass_samples_per_s": rates,
                           "samples_per_s": math.exp(sum(math.log(r) for r in rates) / len(rates)),
                           "rel_l2": rel_l2, "kept": kept, "compared": int(len(reference)), "bound": bound,
                           "status": "PASS" if math.isfinite(rel_l2) and rel_l2 <= bound else "FLAGGED"}), flush=True)

@@ -8,8 +8,18 @@ its precision class, status and samples/s). Per shape and class: each engine's g
 the rounds; attnbench's fastest PASS variant and the fastest peer whose output check passed; their
 ratio's geometric mean over the rounds with a paired 95% t interval (the per-round ratios' logs: the
 rounds alternate engines, so a round's drift cancels in its ratio) and a verdict from the interval.
-Writes OUT/peers.md and OUT/peers.json (every round's rows, and "table": one row per shape, the
-README's figures). Standard library only.
+
+Every claim is read from the paired interval, never from the point estimate: ahead (its low end > 1),
+behind (its high end < 1), level (it holds 1); with one round there is no interval and no verdict.
+Every ratio printed, in the tables and in the summary, has its interval beside it.
+
+Each row may carry "position" (1 or 2: whether its side ran first or second in its round and shape;
+peer-compare.sh alternates them, attnbench first in odd rounds); peers.json records the order of every
+round ("round_order") and how many engines' series were fastest in their first round (a drift of the
+machine across the rounds, "first_round_fastest").
+
+Writes OUT/peers.md and OUT/peers.json (every round's rows, "table": one row per shape, the README's
+figures, and "summary": the lines of the summary). Standard library only.
 """
 import json
 import math
@@ -43,9 +53,55 @@ def paired_interval(a_rounds, b_rounds):
 
 
 def verdict(low, high):
-    if low is None:
+    """From the paired interval alone: ahead (low end > 1), behind (high end < 1), level (it holds 1)."""
+    if low is None or high is None:
         return "n/a (one round: no interval)"
     return "ahead" if low > 1 else "behind" if high < 1 else "level"
+
+
+def with_interval(ratio, low, high):
+    """A ratio as printed everywhere: never without its interval."""
+    if ratio is None:
+        return "n/a"
+    ci = "one round: no interval" if low is None else f"95% CI {low:.2f}–{high:.2f}"
+    return f"{ratio:.2f} ({ci})"
+
+
+def side(engine):
+    return "attnbench" if engine.startswith("attnbench-") else "peers"
+
+
+def round_order(rows):
+    """{round: [first side, second side]} from the rows' positions, "mixed" where shapes disagree."""
+    seen = {}  # round → {(batch, length): {position: side}}
+    for r in rows:
+        if "position" in r:
+            seen.setdefault(r["round"], {}).setdefault((r["batch"], r["length"]), {})[r["position"]] = side(r["engine"])
+    order = {}
+    for rnd in sorted(seen):
+        forms = {tuple(pos[k] for k in sorted(pos)) for pos in seen[rnd].values()}
+        order[str(rnd)] = list(forms.pop()) if len(forms) == 1 else "mixed"
+    return order
+
+
+def first_round_fastest(engines_by_shape):
+    """How many series (engine × shape, two rounds or more) were fastest in their first round."""
+    series = fastest_first = 0
+    for engines in engines_by_shape:
+        for e in engines.values():
+            rounds = e["rounds"]
+            if len(rounds) < 2:
+                continue
+            series += 1
+            fastest_first += max(rounds, key=lambda k: rounds[k]) == min(rounds)
+    return {"series": series, "fastest_in_first_round": fastest_first}
+
+
+def order_text(order):
+    if not order:
+        return "the order within them not recorded"
+    return "the order within them: " + "; ".join(
+        f"round {r} " + (" then ".join(o) if isinstance(o, list) else o) for r, o in order.items())
 
 
 def main():
@@ -53,13 +109,14 @@ def main():
      native_bf16) = sys.argv[1:]
     rows = [json.loads(line) for line in open(rows_path) if line.strip()]
     shapes = sorted({(r["batch"], r["length"]) for r in rows}, key=lambda s: (s[1], s[0]))
-    table, md = [], []
+    table, md, engines_by_shape = [], [], []
     for b, l in shapes:
         at = [r for r in rows if (r["batch"], r["length"]) == (b, l)]
         engines = {}  # name → {"class", "ran", "rounds": {round: samples/s}, "ok": bool, "why": str, "rel_l2"}
         for r in at:
             e = engines.setdefault(r["engine"], {"class": r.get("class"), "ran": r.get("ran"), "rounds": {},
-                                                 "ok": True, "why": "", "rel_l2": r.get("rel_l2"), "kept": None})
+                                                 "ok": True, "why": "", "rel_l2": r.get("rel_l2"), "kept": None,
+                                                 "detail": r.get("detail", "")})
             if r.get("status") not in ("PASS",) or "samples_per_s" not in r:
                 e["ok"] = False
                 e["why"] = e["why"] or f"{r.get('status')}: {r.get('reason', '')}".strip(": ")
@@ -98,20 +155,52 @@ def main():
             int8_rounds = engines["attnbench-" + row["int8_attnbench_variant"]]["rounds"]
             fp32_rounds = engines["attnbench-" + row["fp32_attnbench_variant"]]["rounds"]
             ratio, low, high, _ = paired_interval(int8_rounds, fp32_rounds)
-            row.update({"int8_over_fp32": ratio, "int8_over_fp32_ci_low": low, "int8_over_fp32_ci_high": high})
+            row.update({"int8_over_fp32": ratio, "int8_over_fp32_ci_low": low, "int8_over_fp32_ci_high": high,
+                        "int8_over_fp32_verdict": verdict(low, high)})
         row["engines"] = {n: {"class": e["class"], "ran": e["ran"], "counted": e["ok"], "why_not": e["why"],
-                              "rel_l2": e["rel_l2"], "kept": e["kept"], "rounds": e["rounds"]}
+                              "rel_l2": e["rel_l2"], "kept": e["kept"], "rounds": e["rounds"], "detail": e["detail"]}
                           for n, e in engines.items()}
         table.append(row)
+        engines_by_shape.append(engines)
+
+    # The summary: every line read from a verdict, that is from a paired interval, with the interval.
+    summary = []
+    for klass in CLASSES:
+        p = klass + "_"
+        rated = [row for row in table if p + "ratio" in row]
+        if not rated:
+            continue
+        counts = {}
+        for row in rated:
+            counts[row[p + "verdict"]] = counts.get(row[p + "verdict"], 0) + 1
+        tally = ", ".join(f"{v} at {n} of {len(rated)} shapes" for v, n in sorted(counts.items()))
+        summary.append(f"{CLASS_TITLE[klass]}: attnbench's best against the best peer, by the paired 95% intervals: {tally}.")
+        for row in rated:
+            summary.append(f"  {row['batch']} × {row['length']}: {row[p + 'verdict']}, "
+                           f"{with_interval(row[p + 'ratio'], row[p + 'ci_low'], row[p + 'ci_high'])}, "
+                           f"{row[p + 'attnbench_variant']} against {row[p + 'peer_engine']}")
+    for row in table:
+        if "int8_over_fp32" in row:
+            v = row["int8_over_fp32_verdict"]
+            word = {"ahead": "faster than", "behind": "slower than", "level": "level with"}.get(v, v + ":")
+            summary.append(f"int8 over fp32 (attnbench) at {row['batch']} × {row['length']}: {word} its fastest fp32 "
+                           f"variant, {with_interval(row['int8_over_fp32'], row['int8_over_fp32_ci_low'], row['int8_over_fp32_ci_high'])}")
+    order = round_order(rows)
+    drift = first_round_fastest(engines_by_shape)
 
     f = lambda x, d=3: "n/a" if x is None else f"{x:.{d}g}"
     md += ["# attnbench against transformers, ONNX Runtime and OpenVINO", "",
            f"CPU {cpu} ({cpu_id}), features: {features.strip() or 'none detected'}; {threads} threads; {versions}.",
            f"minilm-l6 dims (6 layers, hidden 384, 12 heads, ffn 1536), the same seeded weights and token ids for every "
            f"engine, fixed lengths (no padding); every engine's round: a warm-up pass, then {passes} timed passes of "
-           f"{batches} forward calls; {rounds} alternating rounds. Figures: samples/s, geometric means over the rounds. "
+           f"{batches} forward calls; {rounds} rounds, {order_text(order)}. "
+           f"Figures: samples/s, each engine's geometric mean over the rounds. "
            f"Ratios: attnbench's fastest PASS variant ÷ the fastest peer that passed its output check, within the class, "
-           f"with a paired 95% t interval over the rounds.", ""]
+           f"with a paired 95% t interval over the rounds; a verdict is read from the interval only: ahead (low end > 1), "
+           f"behind (high end < 1), level (it holds 1).", "",
+           f"Series fastest in their first round: {drift['fastest_in_first_round']} of {drift['series']} "
+           f"(engine × shape, over the rounds).", "",
+           "## Summary", "", *[("- " + x if not x.startswith("  ") else "  - " + x.strip()) for x in summary], ""]
     for klass in CLASSES:
         md += [f"## {CLASS_TITLE[klass]}", "",
                "| batch × length | attnbench best | variant | best peer | engine | ratio | 95% CI | verdict |",
@@ -121,7 +210,7 @@ def main():
             if p + "ratio" not in row:
                 md.append(f"| {row['batch']} × {row['length']} | n/a | | n/a | | n/a | | {row.get(p + 'na', 'n/a')} |")
                 continue
-            ci = "—" if row[p + "ci_low"] is None else f"{row[p + 'ci_low']:.2f}–{row[p + 'ci_high']:.2f}"
+            ci = "no interval" if row[p + "ci_low"] is None else f"{row[p + 'ci_low']:.2f}–{row[p + 'ci_high']:.2f}"
             md.append(f"| {row['batch']} × {row['length']} | {f(row[p + 'attnbench'])} | {row[p + 'attnbench_variant']} | "
                       f"{f(row[p + 'peer'])} | {row[p + 'peer_engine']} | {row[p + 'ratio']:.2f} | {ci} | "
                       f"{row[p + 'verdict']} |")
@@ -131,24 +220,28 @@ def main():
             for row in table:
                 if "int8_over_fp32" in row:
                     lo, hi = row["int8_over_fp32_ci_low"], row["int8_over_fp32_ci_high"]
-                    ci = "—" if lo is None else f"{lo:.2f}–{hi:.2f}"
-                    md.append(f"- {row['batch']} × {row['length']}: {row['int8_over_fp32']:.2f} ({ci})")
+                    md.append(f"- {row['batch']} × {row['length']}: "
+                              f"{with_interval(row['int8_over_fp32'], lo, hi)}, {row['int8_over_fp32_verdict']}")
             md.append("")
     md += ["## Every engine", "",
            "Predictions kept: of the samples compared, those whose top-1 label is the fp32 baseline's.", "",
-           "| batch × length | engine | class | ran | samples/s | rel. L2 vs attnbench fp32 | predictions kept | counted |",
-           "|---|---|---|---|---:|---:|---:|---|"]
+           "| batch × length | engine | class | ran | form | samples/s | rel. L2 vs attnbench fp32 | predictions kept | counted |",
+           "|---|---|---|---|---|---:|---:|---:|---|"]
     for row in table:
         for n, e in row["engines"].items():
             rel = e["rel_l2"]
             kept = "n/a" if not e.get("kept") else f"{e['kept'][0]} of {e['kept'][1]}"
-            md.append(f"| {row['batch']} × {row['length']} | {n} | {e['class']} | {e['ran']} | "
+            md.append(f"| {row['batch']} × {row['length']} | {n} | {e['class']} | {e['ran']} | {e.get('detail') or ''} | "
                       f"{f(row.get(n.replace('-', '_')))} | {'n/a' if rel is None else f'{rel:.2e}'} | {kept} | "
                       f"{'yes' if e['counted'] else 'no: ' + e['why_not']} |")
     os.makedirs(out, exist_ok=True)
     open(os.path.join(out, "peers.md"), "w").write("\n".join(md) + "\n")
     json.dump({"cpu": cpu, "cpu_id": cpu_id, "cpu_features": features.split(), "threads": int(threads),
-               "versions": versions, "passes": int(passes), "batches": int(batches), "rounds": rows, "table": table},
+               "versions": versions, "passes": int(passes), "batches": int(batches),
+               "order": ("alternating within each round and shape: odd rounds attnbench first, then the peers; "
+                         "even rounds the peers first, then attnbench") if order else "not recorded",
+               "round_order": order, "first_round_fastest": drift, "rounds": rows, "table": table,
+               "summary": summary},
               open(os.path.join(out, "peers.json"), "w"), indent=1)
     print("\n".join(md))
 

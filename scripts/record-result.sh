@@ -3,6 +3,10 @@
 # the exact command, the commit, the machine (CPU model, cores, memory, the vector and matrix
 # features that change what reduced precision costs, GPUs), the date, the wall time and the exit
 # status. Every committed result is made this way, so nothing in results/ is typed by hand.
+# When the tree has uncommitted changes outside results/ (modified tracked files, or untracked files
+# git does not ignore), it also writes results/NAME/uncommitted.diff: `git diff --binary HEAD` as it
+# stood when the command started, preceded by the list of untracked files; COMMAND names its sha256
+# and the changed files, so such a result can still be rebuilt. A clean tree removes a stale one.
 #
 #   scripts/record-result.sh cpu-quickstart build/attnbench run configs/quickstart.json --out results/cpu-quickstart --force
 #
@@ -16,7 +20,24 @@ dir=results/$name
 
 commit=$(git rev-parse --short=12 HEAD)
 dirty=""
-git diff --quiet HEAD -- . ':!results' || dirty=" (with uncommitted changes outside results/)"
+changes=""
+# The state at the start, kept until the command (which may clear results/NAME with --force) is done.
+patch=$(mktemp)
+trap 'rm -f "$patch"' EXIT
+modified=$(git diff --name-only HEAD -- . ':!results' | paste -sd, - | sed 's/,/, /g')
+untracked=$(git ls-files --others --exclude-standard -- . ':!results' | paste -sd, - | sed 's/,/, /g')
+if [ -n "$modified$untracked" ]; then
+  {
+    echo "# Uncommitted changes outside results/ when scripts/record-result.sh ran $name, against commit $(git rev-parse HEAD)."
+    echo "# Below: \`git diff --binary HEAD\` (git apply reads it). Untracked files, whose contents it does not hold:"
+    git ls-files --others --exclude-standard -- . ':!results' | sed 's/^/#   /'
+    [ -n "$untracked" ] || echo "#   (none)"
+    git diff --binary HEAD -- . ':!results'
+  } >"$patch"
+  sha=$(sha256sum "$patch" | cut -d' ' -f1)
+  dirty=" (with uncommitted changes outside results/: uncommitted.diff, sha256 $sha)"
+  changes="# Uncommitted changes (in uncommitted.diff): modified ${modified:-none}; untracked ${untracked:-none}."
+fi
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 features=$(grep -o -w -E 'avx2|fma|avx512f|avx512_bf16|avx512_fp16|avx512_vnni|amx_bf16|amx_fp16|amx_int8|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')
 memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')
@@ -35,6 +56,7 @@ wall=$(($(date +%s) - start))
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
 mkdir -p "$dir"
+if [ -n "$dirty" ]; then cp "$patch" "$dir/uncommitted.diff"; else rm -f "$dir/uncommitted.diff"; fi
 {
   echo "# Made by this command, from the repository root, at commit $commit$dirty:"
   printf '%q ' "$@" | sed 's/ $//'
@@ -43,6 +65,7 @@ mkdir -p "$dir"
   echo "# Debian $(cut -d. -f1 /etc/debian_version 2>/dev/null || echo '?'), torch $torch (the LibTorch wheel the build used)."
   echo "# Date: $date; wall time $wall s; exit status $status."
   echo "# Load average (1 min) before $load_before, after $load_after; processes over 20% CPU at the start: ${busy:-none}."
+  [ -z "$changes" ] || echo "$changes"
 } >"$dir/COMMAND"
 echo "[record-result] wrote $dir/COMMAND (exit status $status, $wall s)" >&2
 exit $status

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""scripts/record-result.sh in a temporary git repository: on a clean tree COMMAND says nothing of
+uncommitted changes and no uncommitted.diff is written; with a modified tracked file and an untracked
+one, results/NAME/uncommitted.diff holds `git diff HEAD` and the untracked file's name, COMMAND names
+its sha256 and both files, and the diff applies to a clean clone; a later clean run removes the stale
+diff. Changes under results/ never count. Needs git and bash; standard library only; CTest runs it
+(tests/CMakeLists.txt)."""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SCRIPT = ROOT / "scripts" / "record-result.sh"
+ENV = dict(os.environ, GIT_AUTHOR_NAME="test", GIT_AUTHOR_EMAIL="test@example.com", GIT_COMMITTER_NAME="test",
+           GIT_COMMITTER_EMAIL="test@example.com", GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+
+
+@unittest.skipUnless(shutil.which("git") and shutil.which("bash"), "needs git and bash")
+class record_result(unittest.TestCase):
+    def setUp(self):
+        self.repo = Path(tempfile.mkdtemp(prefix="record-result-"))
+        (self.repo / "scripts").mkdir()
+        shutil.copy(SCRIPT, self.repo / "scripts" / "record-result.sh")
+        (self.repo / "src.txt").write_text("one\ntwo\n")
+        (self.repo / ".gitignore").write_text("/build/\n")
+        self.git("init", "-q", "-b", "main")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "start")
+
+    def tearDown(self):
+        shutil.rmtree(self.repo)
+
+    def git(self, *args, cwd=None):
+        return subprocess.run(["git", *args], cwd=cwd or self.repo, env=ENV, check=True, capture_output=True,
+                              text=True).stdout
+
+    def record(self, name="demo"):
+        # The command writes into results/NAME itself, as every recorded command does.
+        r = subprocess.run(["bash", "scripts/record-result.sh", name, "bash", "-c",
+                            f"mkdir -p results/{name} && echo figures > results/{name}/out.txt"],
+                           cwd=self.repo, env=ENV, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        folder = self.repo / "results" / name
+        return folder, (folder / "COMMAND").read_text()
+
+    def test_a_clean_tree_writes_no_diff(self):
+        (self.repo / "build").mkdir()
+        (self.repo / "build" / "ignored.o").write_text("ignored")  # ignored files are not changes
+        folder, command = self.record()
+        self.assertNotIn("uncommitted", command)
+        self.assertFalse((folder / "uncommitted.diff").exists())
+
+    def test_uncommitted_changes_are_written_and_named(self):
+        (self.repo / "src.txt").write_text("one\nTWO\n")
+        (self.repo / "new-script.sh").write_text("echo new\n")
+        folder, command = self.record()
+        diff = folder / "uncommitted.diff"
+        self.assertTrue(diff.exists(), command)
+        text = diff.read_text()
+        self.assertIn("-two", text)
+        self.assertIn("+TWO", text)
+        self.assertIn("#   new-script.sh", text)
+        self.assertIn(self.git("rev-parse", "HEAD").strip(), text)
+        sha = hashlib.sha256(diff.read_bytes()).hexdigest()
+        first = command.splitlines()[0]
+        self.assertIn("with uncommitted changes outside results/", first)
+        self.assertIn(f"uncommitted.diff, sha256 {sha}", first)
+        self.assertRegex(command, r"# Uncommitted changes \(in uncommitted.diff\): modified src\.txt; untracked new-script\.sh\.")
+        # The results folder itself is no change: its own files are not in the diff or the list.
+        self.assertNotIn("results/", re.sub(r"outside results/", "", text))
+        # The diff rebuilds the tree: it applies to a clean clone of the commit.
+        clone = self.repo.parent / (self.repo.name + "-clone")
+        try:
+            subprocess.run(["git", "clone", "-q", str(self.repo), str(clone)], env=ENV, check=True, capture_output=True)
+            self.git("apply", str(diff), cwd=clone)
+            self.assertEqual((clone / "src.txt").read_text(), "one\nTWO\n")
+        finally:
+            shutil.rmtree(clone, ignore_errors=True)
+
+        # Committed (the results with them), then run again: clean, and the stale diff is gone.
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "changes")
+        folder, command = self.record()
+        self.assertNotIn("uncommitted", command)
+        self.assertFalse((folder / "uncommitted.diff").exists())
+
+    def test_only_untracked_files_count_too(self):
+        (self.repo / "notes.txt").write_text("an untracked input\n")
+        folder, command = self.record()
+        self.assertIn("modified none; untracked notes.txt.", command)
+        self.assertIn("#   notes.txt", (folder / "uncommitted.diff").read_text())
+
+
+if __name__ == "__main__":
+    unittest.main()
