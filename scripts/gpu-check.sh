@@ -564,7 +564,8 @@ if [ -n "$BUNDLE" ]; then
       out=$(LD_BIND_NOW=1 "$f" $args 2>&1) || rc=$?
       if [ "$rc" = 0 ]; then
         echo "LD_BIND_NOW=1 $(basename "$f") $args: every symbol resolves"
-        echo "- \`LD_BIND_NOW=1 $(basename "$f") $args\`: OK$([ "$f" = "$BIN" ] && echo " ($(echo "$out" | head -1))")" >>"$checks"
+        line=$(echo "$out" | head -1)
+        echo "- \`LD_BIND_NOW=1 $(basename "$f") $args\`: OK$([ "$f" = "$BIN" ] && [ -n "$line" ] && echo " ($line)")" >>"$checks"
       else
         line=$(grep -m1 -iE 'undefined symbol|symbol lookup|error' <<<"$out" || echo "$out" | head -1)
         echo "UNRESOLVED: LD_BIND_NOW=1 $(basename "$f") $args exited $rc: $line"

@@ -37,16 +37,6 @@ inline void skip_test(const std::string& reason) {
 // Why a [gpu] test skips.
 inline const char* no_gpu = "no CUDA device on this machine; [gpu] tests need one";
 
-// LibTorch's refusal of an SDPA backend that has no kernel for the inputs, inside attnbench's
-// "cannot run these inputs" message, as opposed to a kernel that ran and failed. Its CUDA
-// selection says "No available kernel. Aborting execution.", its CPU one "No viable backend for
-// scaled_dot_product_attention was found." (both strings are in LibTorch 2.11's libraries).
-inline bool no_kernel_for_inputs(const std::string& what) {
-  return what.find("cannot run these inputs") != std::string::npos &&
-         (what.find("No available kernel") != std::string::npos ||
-          what.find("No viable backend for scaled_dot_product_attention") != std::string::npos);
-}
-
 // bert-tiny with everything explicit, so tests do not depend on preset tables.
 inline model_config tiny_model(bool causal = false) {
   model_config m;

@@ -4,6 +4,7 @@
 
 #include "model/encoder.hpp"
 #include "techniques/precision.hpp"
+#include "sdpa_support.hpp"
 #include "test_support.hpp"
 #include "tensor_support.hpp"
 
