@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check's bundle (issue 30): what the lent GPU machine lacks, built here and carried there.
+# The GPU check's bundle (issues 30 and 39): what the lent GPU machine lacks, built here and carried there.
 # The device machine has its own torch 2.11.0+cu130 (its python3's) but none of the Debian
 # packages attnbench builds against, no build directory (about 800 MB: it cannot travel; 64 MiB
 # may) and no network. So this script builds here (scripts/build.sh: the same torch wheel, nvcc
@@ -9,10 +9,14 @@
 #                   device image (scripts/gpu-device-libs.txt) provides (ICU, cpp-httplib,
 #                   OpenSSL, ...); fallback/: this machine's libstdc++ and libgcc_s, used there
 #                   only when the device's are older than the binaries need
-#   MANIFEST.txt    the commit, the torch it was built against, every file with its size, the
-#                   libraries left to the device, the highest glibc version the binaries need
+#   MANIFEST.txt    the commit, the torch it was built against (gpu-check.sh compares it with the
+#                   device's), whether the CUDA kernels are in the binary (read from its own
+#                   symbols and sections, not from the CMake cache: what was linked, not what was
+#                   asked for) and which CUDA runtime registers them, every file with its size,
+#                   the libraries left to the device, the highest glibc version the binaries need
 # and prints the size of what a device call carries (the working tree that travels plus DIR),
-# failing when it is 60 MiB or more (the device tool's limit is 64 MiB).
+# failing when it is 60 MiB or more (the device tool's limit is 64 MiB), or when the binary links a
+# static CUDA runtime.
 #
 #   scripts/gpu-bundle.sh [--out DIR] [--no-build]
 #
@@ -82,6 +86,26 @@ done < <(LD_LIBRARY_PATH="$TORCH_PATH" ldd "$STAGE/bin/attnbench" "$STAGE/bin/at
 [ "$missing" = 0 ] || exit 1
 strip --strip-unneeded "$STAGE"/lib/* 2>/dev/null || true
 
+# Whether kernels/cuda is in the binary, read from the binary itself (before stripping): its
+# device code (an .nv_fatbin section), the kernel's instantiations among its symbols, and which
+# CUDA runtime registers them: __cudaRegisterFatBinary undefined, to be found in libcudart.so, is
+# the shared runtime (CMakeLists.txt asks for it); defined in the binary, a static copy.
+describe_kernels() {
+  local bin=$1 n runtime
+  if ! readelf -SW "$bin" 2>/dev/null | grep -q '[.]nv_fatbin'; then
+    echo "not built (no device code: $(basename "$bin") has no .nv_fatbin section)"
+    return
+  fi
+  n=$(nm -C "$bin" 2>/dev/null | grep -o 'flash2_forward<[^>]*>' | sort -u | wc -l)
+  if nm -D --undefined-only "$bin" 2>/dev/null | grep -qw '__cudaRegisterFatBinary'; then
+    runtime="the shared CUDA runtime ($(LD_LIBRARY_PATH="$TORCH_PATH" ldd "$bin" | awk '/libcudart/ {print $1; exit}'))"
+  elif nm "$bin" 2>/dev/null | grep -qw 'T __cudaRegisterFatBinary'; then
+    runtime="a static CUDA runtime linked into the binary (CUDA_RUNTIME_LIBRARY is not Shared)"
+  else
+    runtime="no CUDA runtime registration found"
+  fi
+  echo "built (.nv_fatbin present; $n flash2_forward instantiations in the symbols; registered by $runtime)"
+}
 glibc_needed=$(objdump -T "$STAGE"/bin/* "$STAGE"/lib/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
 mkdir -p "$DIR"
 rm -f "$DIR/bundle.tar.xz" "$DIR/MANIFEST.txt"
@@ -91,7 +115,7 @@ tar -C "$STAGE" -cf - bin lib fallback | xz -T2 -1 >"$DIR/bundle.tar.xz"
   echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
   echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "against: torch $TORCH_VERSION ($TORCH_DIR)"
-  echo "cuda kernels: $(grep -q 'ATTNBENCH_CUDA_KERNELS:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null && grep -q '^CMAKE_CUDA_COMPILER:' "$BUILD_DIR/CMakeCache.txt" && echo "built ($(grep '^CMAKE_CUDA_COMPILER:' "$BUILD_DIR/CMakeCache.txt" | cut -d= -f2))" || echo 'not built')"
+  echo "cuda kernels: $(describe_kernels "$BUILD_DIR/attnbench")"
   echo "highest glibc version needed: ${glibc_needed:-none}"
   echo
   echo "files (bytes, unpacked):"
@@ -100,6 +124,16 @@ tar -C "$STAGE" -cf - bin lib fallback | xz -T2 -1 >"$DIR/bundle.tar.xz"
   echo "left to the device:"
   printf '  %s\n' "${left[@]}" | sort -u
 } >"$DIR/MANIFEST.txt"
+
+# A static CUDA runtime beside torch's shared one would give the kernel its own runtime state
+# (CMakeLists.txt sets CUDA_RUNTIME_LIBRARY Shared so it cannot): refuse such a bundle.
+if grep -q '^cuda kernels: built.*static CUDA runtime' "$DIR/MANIFEST.txt"; then
+  echo "gpu-bundle: $BUILD_DIR/attnbench links a static CUDA runtime (MANIFEST.txt's cuda kernels line); rebuild" \
+    "with CUDA_RUNTIME_LIBRARY Shared" >&2
+  exit 1
+fi
+grep -q '^cuda kernels: not built' "$DIR/MANIFEST.txt" &&
+  echo "gpu-bundle: warning: $BUILD_DIR/attnbench holds no CUDA kernels (MANIFEST.txt): the GPU check cannot run cuda-flash2" >&2
 
 # What a device call carries: the working tree that travels (tracked files and untracked ones git
 # does not ignore) and the bundle, named in carry.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <map>
 
 #include <fmt/format.h>
@@ -156,6 +157,23 @@ void distributed_world::join_and_connect(const distributed_config& cfg, std::chr
 }
 
 distributed_world::~distributed_world() {
+  // The process group first, explicitly, while the store it may write to still stands: left to its
+  // destructor, ProcessGroupNCCL tears its communicators down without a shutdown (PyTorch warns
+  // that this can hang, and it would be the last thing the run does). A healthy world shuts down
+  // (its pending collectives flushed, then ncclCommDestroy); one that failed aborts instead
+  // (ncclCommAbort), since a dead peer would leave a flush waiting for it; so does a world torn
+  // down by an exception on its way out. Gloo's are no-ops.
+  if (group_) {
+    try {
+      if (failed_ || std::uncaught_exceptions() > 0)
+        group_->abort();
+      else
+        group_->shutdown();
+    } catch (const std::exception&) {
+      // tearing down: nothing left to report to
+    }
+    group_.reset();
+  }
   stopping_ = true;
   if (heartbeat_.joinable()) heartbeat_.join();
 }
@@ -184,6 +202,7 @@ std::vector<int> distributed_world::silent_ranks(std::chrono::milliseconds windo
 }
 
 void distributed_world::fail(const std::string& during, const std::string& what) {
+  failed_ = true;
   std::string who;
   try {
     const auto silent = silent_ranks(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -200,6 +219,14 @@ void distributed_world::fail(const std::string& during, const std::string& what)
 void distributed_world::wait_for(const std::vector<std::string>& keys, const std::string& waiting_for) {
   std::map<int, std::pair<int64_t, clock_type::time_point>> beats;  // rank → (counter, when it last changed)
   auto next_check = clock_type::now();
+  // Every way out but the loop's end is a lost or failed rank.
+  struct mark_failed {
+    std::atomic<bool>& failed;
+    bool done = false;
+    ~mark_failed() {
+      if (!done) failed = true;
+    }
+  } failing{failed_};
   try {
     while (!store_->check(keys)) {
       const auto now = clock_type::now();
@@ -224,6 +251,7 @@ void distributed_world::wait_for(const std::vector<std::string>& keys, const std
       }
       std::this_thread::sleep_for(poll_period);
     }
+    failing.done = true;
   } catch (const distributed_error&) {
     throw;
   } catch (const std::exception& e) {
@@ -262,6 +290,7 @@ bool distributed_world::agree(const std::string& tag, bool value) {
 }
 
 void distributed_world::announce_failure(const std::string& what) noexcept {
+  failed_ = true;
   try {
     store_->set(failure_key(env_.rank), what);
   } catch (...) {

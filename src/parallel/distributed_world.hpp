@@ -37,6 +37,8 @@ class distributed_world {
   // Joins the other ranks; throws distributed_error naming the ranks that have not joined within
   // cfg.timeout_s, input_error when rank 0's port is taken.
   distributed_world(const rank_env& env, const distributed_config& cfg, torch::Device device);
+  // Shuts the process group down explicitly (aborts it once anything failed), then stops the
+  // heartbeat.
   ~distributed_world();
   distributed_world(const distributed_world&) = delete;
   distributed_world& operator=(const distributed_world&) = delete;
@@ -79,6 +81,7 @@ class distributed_world {
   c10::intrusive_ptr<c10d::Store> heartbeat_store_;  // its own connection: the loop runs on a thread
   c10::intrusive_ptr<c10d::Backend> group_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> failed_{false};  // a collective or a rank failed: teardown aborts, never waits
   std::thread heartbeat_;
 };
 

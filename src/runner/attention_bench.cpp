@@ -14,7 +14,12 @@
 #include "stats/summary.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA
+#include <map>
+#include <mutex>
+
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
 
@@ -32,28 +37,81 @@ double relative_l2(const torch::Tensor& out, const torch::Tensor& ref) {
   return (o - ref).norm().item<double>() / ref.norm().item<double>();
 }
 
-// The mean time of `calls` back-to-back calls, in ms. On CUDA: the device's time between two
-// events around all of them, so the host work of each call (dispatch, allocation, checks) overlaps
-// the kernels before it instead of sitting between a start event and the first kernel (at small
-// shapes that host work would be the figure). On the CPU: a host clock around synchronised calls.
+#ifdef ATTNBENCH_WITH_CUDA
+// Cycles of at::cuda::sleep per millisecond on the current device, from one timed spin (measured
+// once per device; the SM clock moves, so it only seeds spin_state below).
+double spin_cycles_per_ms(const c10::cuda::CUDAStream& stream) {
+  static std::mutex mutex;
+  static std::map<c10::DeviceIndex, double> measured;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = measured.find(stream.device_index()); it != measured.end()) return it->second;
+  constexpr int64_t cycles = int64_t{1} << 21;
+  at::cuda::CUDAEvent a(cudaEventDefault), b(cudaEventDefault);
+  a.record(stream);
+  at::cuda::sleep(cycles);
+  b.record(stream);
+  b.synchronize();
+  const double ms = a.elapsed_time(b);
+  return measured[stream.device_index()] = ms > 0 ? static_cast<double>(cycles) / ms : 1e6;
+}
+#endif
+
+// The mean time of `calls` back-to-back calls, in ms, the kernels' and not the host's.
+//
+// On CUDA: the device's time between two events around all of them. Back-to-back calls alone
+// only hide the host's work of each call (dispatch, allocation, checks) while the GPU has queued
+// work to run: at S=512, B=1 a call's kernels take a few microseconds, less than LibTorch's
+// dispatch of it, so the GPU would wait for the host between calls and the figure would be the
+// host's. So the calls are queued behind a spin kernel (at::cuda::sleep) that keeps the GPU busy
+// until the host has queued them all: the start event not yet reached when the last call is queued
+// proves it. Otherwise the spin is doubled (at least twice the host's queueing time) and the
+// sample taken again, up to spin_attempts times; after that the point is logged as host-bound and
+// later samples spin no more (a call that synchronises inside can never be covered).
+// On the CPU: a host clock around synchronised calls.
+struct spin_state {
+  double spin_ms = 1.0;
+  bool give_up = false;
+};
+constexpr int spin_attempts = 4;
+
 double time_calls_ms(const attention_impl& impl, const torch::Tensor& q, const torch::Tensor& k,
                      const torch::Tensor& v, bool causal, const torch::Tensor& lengths, torch::Device device,
-                     int64_t calls) {
+                     int64_t calls, spin_state& spin, const std::function<void(const std::string&)>& log) {
 #ifdef ATTNBENCH_WITH_CUDA
   if (device.is_cuda()) {
+    const c10::cuda::CUDAGuard guard(device);  // at::cuda::sleep runs on the current device's stream
+    const auto stream = c10::cuda::getCurrentCUDAStream(device.index());
     // Both events are created (by a first record) and waited for before the timed record.
     at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
-    const auto stream = c10::cuda::getCurrentCUDAStream(device.index());
     start.record(stream);
     end.record(stream);
     end.synchronize();
-    start.record(stream);
-    for (int64_t c = 0; c < calls; ++c) impl.run(q, k, v, causal, lengths);
-    end.record(stream);
-    end.synchronize();
-    return static_cast<double>(start.elapsed_time(end)) / static_cast<double>(calls);
+    const double cycles_per_ms = spin.give_up ? 0 : spin_cycles_per_ms(stream);
+    for (int attempt = 1;; ++attempt) {
+      if (!spin.give_up) at::cuda::sleep(static_cast<int64_t>(spin.spin_ms * cycles_per_ms));
+      start.record(stream);
+      const auto t0 = clock_type::now();
+      for (int64_t c = 0; c < calls; ++c) impl.run(q, k, v, causal, lengths);
+      const double host_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+      const bool covered = !spin.give_up && !start.query();  // the GPU still spins: all calls were queued
+      end.record(stream);
+      end.synchronize();
+      const double ms = static_cast<double>(start.elapsed_time(end)) / static_cast<double>(calls);
+      if (covered || spin.give_up) return ms;
+      if (attempt == spin_attempts) {
+        spin.give_up = true;
+        if (log)
+          log(fmt::format("  {}: the host took {:.3f} ms to queue {} calls, longer than a {:.3f} ms spin ahead of "
+                          "them: this sample and the later ones may include the host's dispatch",
+                          impl.name, host_ms, calls, spin.spin_ms));
+        return ms;
+      }
+      spin.spin_ms = 2 * std::max(spin.spin_ms, host_ms);
+    }
   }
 #endif
+  (void)spin;
+  (void)log;
   synchronize(device);
   const auto t0 = clock_type::now();
   for (int64_t c = 0; c < calls; ++c) impl.run(q, k, v, causal, lengths);
@@ -102,16 +160,18 @@ void bench_one(attention_row& row, const attention_impl& impl, const torch::Tens
     }
     for (int64_t w = 0; w < o.warmup; ++w) impl.run(q, k, v, p.causal, lengths);
     // On CUDA each sample is the mean of enough back-to-back calls to last about
-    // attention_sample_target_ms (from one call timed first); on the CPU one call a sample.
+    // attention_sample_target_ms (from one call timed first), queued behind a spin (time_calls_ms);
+    // on the CPU one call a sample.
+    spin_state spin;
     const int64_t calls =
         o.device.is_cuda()
-            ? calls_per_sample(time_calls_ms(impl, q, k, v, p.causal, lengths, o.device, 1),
+            ? calls_per_sample(time_calls_ms(impl, q, k, v, p.causal, lengths, o.device, 1, spin, o.log),
                                attention_sample_target_ms, attention_max_calls_per_sample)
             : 1;
     if (o.log && calls > 1) o.log(fmt::format("  {}: {} back-to-back calls per timed sample", impl.name, calls));
     std::vector<double> ms;
     for (int64_t r = 0; r < o.repetitions; ++r)
-      ms.push_back(time_calls_ms(impl, q, k, v, p.causal, lengths, o.device, calls));
+      ms.push_back(time_calls_ms(impl, q, k, v, p.causal, lengths, o.device, calls, spin, o.log));
     row.repetitions = o.repetitions;
     row.median_ms = median(ms);
     row.min_ms = *std::min_element(ms.begin(), ms.end());

@@ -11,8 +11,9 @@
 //      refusal (no kernel for these inputs) → unsupported;
 //   4. one call under the peak-memory tracker, `warmup` untimed calls, `repetitions` timed
 //      samples. On CUDA a sample is N back-to-back calls between two events, divided by N, with
-//      N from one call timed first (calls_per_sample): the host work of a call then overlaps the
-//      kernels queued before it, as in a model's forward, instead of being the figure.
+//      N from one call timed first (calls_per_sample), all queued behind a spin kernel that holds
+//      the GPU until the host has queued them: the figure is the kernels' time, not the host's
+//      dispatch, even where a call's kernels are shorter than its dispatch (S=512, B=1).
 // Napkin math: forward FLOPs 4·B·H·S²·D (halved when causal), TFLOP/s = FLOPs / median time.
 #pragma once
 

@@ -7,6 +7,7 @@
 
 #include "model/encoder.hpp"
 #include "techniques/precision.hpp"
+#include "sdpa_support.hpp"
 #include "test_support.hpp"
 #include "tensor_support.hpp"
 
@@ -68,6 +69,22 @@ TEST_CASE("every SDPA backend on CUDA matches naive attention", "[gpu]") {
     INFO("backend " << to_string(backend));
     // Flash takes no arbitrary mask: it runs the unpadded batch; the others run both.
     CHECK(rel_l2(f.model->forward(f.ids, torch::Tensor()), ref_unpadded) < 1e-2);
-    if (backend != sdpa_backend::flash) CHECK(rel_l2(f.model->forward(f.ids, f.mask), ref_padded) < 1e-2);
+    if (backend == sdpa_backend::flash) continue;
+    if (backend != sdpa_backend::cudnn) {
+      CHECK(rel_l2(f.model->forward(f.ids, f.mask), ref_padded) < 1e-2);
+      continue;
+    }
+    // cuDNN's attention takes a boolean padding mask in some LibTorch releases and not in others:
+    // where LibTorch finds no cuDNN kernel for it ("No available kernel"), that is recorded as
+    // unsupported, as `attnbench attention` records a backend's refusal, and not a failure.
+    // Anything else it throws still fails.
+    try {
+      const auto out = f.model->forward(f.ids, f.mask);
+      CHECK(rel_l2(out, ref_padded) < 1e-2);
+    } catch (const c10::Error& e) {
+      const std::string what = e.what_without_backtrace();
+      if (!testing::no_kernel_for_inputs(what)) throw;
+      WARN("UNSUPPORTED: sdpa backend cudnn with a padding mask: " << what.substr(0, what.find('\n')));
+    }
   }
 }
