@@ -269,9 +269,9 @@ TEST_CASE("measurement loop: a share of the ceiling over 100% is explained, neve
   fake_scenario scenario(cfg);
   const auto explained = [](const variant_result& v) {
     for (const auto& note : v.notes)
-      if (note.find("of the measured bf16 ceiling (the best of n = 512, 1024 with 3 repeats each)") !=
-              std::string::npos &&
-          note.find("read it as at the ceiling") != std::string::npos)
+      // Far beyond the ceiling's spread: the ceiling is not a ceiling, said as an error (issue 37 part 4).
+      if (note.find("of the measured bf16 ceiling (the best of") != std::string::npos &&
+          note.find("the ceiling is not a ceiling here") != std::string::npos)
         return true;
     return false;
   };
