@@ -70,4 +70,20 @@ double study_noise_rel_l2(const decision_evidence& ev) {
   return worst;
 }
 
+double fp32_kernel_rel_l2(const EncoderClassifier& model, const dataset& data, const decision_evidence& ev) {
+  const torch::NoGradGuard no_grad;
+  const c10::InferenceMode inference;
+  EncoderClassifier run = replicate(model, torch::kCPU);
+  const double ref_norm = ev.reference.norm().item<double>();
+  double worst = 0;
+  for (const attention_kind kind : {attention_kind::naive, attention_kind::sdpa}) {
+    attention_settings a = model->attention();
+    a.kind = kind;
+    run->set_attention(a);
+    const double d = (outputs_of(run, data) - ev.reference).norm().item<double>();
+    worst = std::max(worst, ref_norm > 0 ? d / ref_norm : d);
+  }
+  return worst;
+}
+
 }  // namespace attnbench

@@ -36,4 +36,10 @@ std::shared_ptr<decision_evidence> run_decision_study(const EncoderClassifier& m
 // this model and these samples (how common/precision_classes.hpp's tolerances were derived).
 double study_noise_rel_l2(const decision_evidence& ev);
 
+// The largest relative L2 error against ev.reference of the model itself run in fp32, once with
+// the naive core and once with SDPA (samples alone, as the study runs them). The emulation
+// accumulates in float64, so it leaves out the error of fp32's own accumulation, which is what an
+// fp32 reordering changes; this measures it (the fp32 class's tolerance takes the larger of the two).
+double fp32_kernel_rel_l2(const EncoderClassifier& model, const dataset& data, const decision_evidence& ev);
+
 }  // namespace attnbench

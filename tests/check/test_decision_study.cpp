@@ -72,7 +72,14 @@ TEST_CASE("the study's reference is the model in float64; its runs differ by the
   for (const auto& s : data.samples)
     rows.push_back(model->forward(torch::tensor(s, torch::kLong).unsqueeze(0), torch::Tensor()).squeeze(0));
   const auto fp32 = torch::stack(rows).to(torch::kDouble);
-  CHECK((fp32 - bf16->reference).norm().item<double>() / bf16->reference.norm().item<double>() < 1e-5);
+  const double fp32_err = (fp32 - bf16->reference).norm().item<double>() / bf16->reference.norm().item<double>();
+  CHECK(fp32_err < 1e-5);
+  // fp32_kernel_rel_l2 measures that error, for the naive core and SDPA alike: above zero (fp32
+  // accumulates in fp32), at least the naive core's, and within fp32's rounding.
+  const double kernels = fp32_kernel_rel_l2(model, data, *bf16);
+  CHECK(kernels > 0);
+  CHECK(kernels >= fp32_err * (1 - 1e-9));
+  CHECK(kernels < 1e-5);
   // bf16's rounding moves the outputs far more than fp32's, and each run is its own draw.
   const auto fp32_study = run_decision_study(model, data, "fp32", 2);
   const double bf16_noise = study_noise_rel_l2(*bf16), fp32_noise = study_noise_rel_l2(*fp32_study);
