@@ -155,16 +155,27 @@ void write_environment(const run_result& r, std::ostream& out) {
   if (e.ceilings.empty()) out << "not measured";
   for (size_t i = 0; i < e.ceilings.size(); ++i) {
     const matmul_ceiling& c = e.ceilings[i];
-    out << (i ? ", " : "") << fmt::format("{} {} GFLOP/s (n={})", c.dtype, fixed(c.gflops, 1), c.size);
+    if (c.shape.empty())  // files written before the shape was recorded
+      out << (i ? ", " : "") << fmt::format("{} {} GFLOP/s (n={})", c.dtype, fixed(c.gflops, 1), c.size);
+    else
+      out << (i ? ", " : "")
+          << fmt::format("{} {} GFLOP/s ({}, {} timed calls, spread {})", c.dtype, fixed(c.gflops, 1), c.shape,
+                         c.repeats, std::isfinite(c.spread) ? fixed(100 * c.spread, 1) + "%" : "n/a");
   }
   if (!e.ceilings.empty() && !e.ceilings.front().sizes.empty()) {
     // How each was measured, and what it cost: it runs in every run.
     double cost_s = 0;
     for (const auto& c : e.ceilings) cost_s += std::isfinite(c.measure_s) ? c.measure_s : 0;
     const matmul_ceiling& c = e.ceilings.front();
-    out << fmt::format("; each the best of n×n×n GEMMs at n = {}, {} timed repeats each, at {} threads; "
-                       "measuring them took {} s",
-                       fmt::join(c.sizes, ", "), c.repeats, e.threads, fixed(cost_s, 2));
+    if (c.shapes.empty())
+      out << fmt::format("; each the best of n×n×n GEMMs at n = {}, {} timed repeats each, at {} threads; "
+                         "measuring them took {} s",
+                         fmt::join(c.sizes, ", "), c.repeats, e.threads, fixed(cost_s, 2));
+    else
+      out << fmt::format("; each the best over {} product shapes (squares n = {} and the model's own), B as "
+                         "stored and transposed, each timed until its best three calls agree within 3%, at {} "
+                         "threads; measuring them took {} s",
+                         c.shapes.size(), fmt::join(c.sizes, ", "), e.threads, fixed(cost_s, 2));
   }
   out << ".\n";
   const model_info& m = r.model;

@@ -6,8 +6,9 @@
 // So the ceiling is the best over
 //   - squares (n×n×n) and the model's own products: (B·S)×H×3H (QKV), (B·S)×H×H (attention out),
 //     (B·S)×H×F and (B·S)×F×H (the FFN), and the attention's batched Q·Kᵀ and P·V,
-// each after an untimed warm-up, each the best of as many timed calls as it takes for the best
-// three to agree within 3% (at least 5, at most 60 or 2 s a shape). The spread of the winning
+// each in both layouts of B (as stored, and stored transposed as a linear's weight and Kᵀ are),
+// into a preallocated output, each after an untimed warm-up, each the best of as many timed calls as it takes for the best
+// three to agree within 3% (at least 10 calls and 0.2 s, at most 60 calls or 1 s a layout). The spread of the winning
 // shape is reported beside the figure: a share of it above 100% by more than that spread is a bug
 // in the ceiling, and the run says so in the variant's notes.
 #pragma once
@@ -30,11 +31,15 @@ struct gemm_shape {
   double flops() const { return 2.0 * static_cast<double>(batch * m) * static_cast<double>(k * n); }
 };
 
+// A shared machine's slow spell can make a handful of calls agree at a rate well below the truth
+// (a 2-core Zen 3 VM once read 91.6 GFLOP/s for fp32 where the same shapes reach 134-172 a minute
+// later), so a layout is timed for at least min_seconds before its spread may stop it.
 struct ceiling_repeats {
-  int min = 5;                    // timed calls a shape gets at least
+  int min = 10;                   // timed calls a shape's layout gets at least
   int max = 60;                   // and at most
   double target_spread = 0.03;    // stop once the best three calls agree within this
-  double max_seconds = 2.0;       // or once a shape has been timed this long
+  double min_seconds = 0.2;       // and the layout has been timed at least this long
+  double max_seconds = 1.0;       // or once it has been timed this long
 };
 
 // Best over `shapes` of each one's best timed call on random data, each after one untimed warm-up.
