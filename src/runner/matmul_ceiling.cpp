@@ -26,7 +26,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 std::vector<int64_t> default_ceiling_sizes(torch::Device device) {
   if (device.is_cuda()) return {4096, 8192};
-  return {512, 1024, 1536};
+  return {512, 1024};
 }
 
 std::vector<gemm_shape> square_shapes(const std::vector<int64_t>& sizes) {

@@ -47,7 +47,8 @@ matmul_ceiling measure_matmul_ceiling(torch::Device device, c10::ScalarType dtyp
                                       const ceiling_repeats& repeats = {});
 
 // The default squares: big enough to be compute-bound on the device, small enough that all of them
-// take well under a second (CPU: 512, 1024 and 1536 → 0.27, 2.1 and 7.2 GFLOP a call; CUDA:
+// take well under a second (CPU: 512 and 1024 → 0.27 and 2.1 GFLOP a call; 1536 measured no more
+// on a Zen 3 and cost most of the time; CUDA:
 // 4096 and 8192 → 0.14 and 1.1 TFLOP).
 std::vector<int64_t> default_ceiling_sizes(torch::Device device);
 std::vector<gemm_shape> square_shapes(const std::vector<int64_t>& sizes);
