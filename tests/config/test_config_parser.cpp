@@ -125,8 +125,8 @@ TEST_CASE("minimal config takes every default", "[config]") {
   CHECK(c.measure.max_time_s == 60);
   CHECK(c.measure.min_time_s == 0);
   CHECK(c.measure.max_repetitions == 100);
-  CHECK(c.check.tolerance.at(precision_kind::fp32) == 1e-5);
-  CHECK(c.check.tolerance.at(precision_kind::amp_bf16) == 5e-2);
+  CHECK(c.check.tolerance.at(precision_kind::fp32) == 5e-6);
+  CHECK(c.check.tolerance.at(precision_kind::amp_bf16) == 1e-1);
   CHECK(c.check.tolerance.at(precision_kind::amp_fp16) == 1e-2);
   REQUIRE(c.variants.size() == 1);
   const variant_config& v = c.variants[0];
