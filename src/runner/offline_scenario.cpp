@@ -465,14 +465,18 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
     r.notes.push_back("no effect in inference: no activations are kept");
   batch_cost_model cost = default_planner_calibration(cfg_.model).model;
   if (vc.batching.kind == "dynamic" && vc.batching.planner == planner_kind::cost) {
-    // One fit per precision class, through the plain path of the first cost-planned variant of
-    // that class (its precision and attention): a second row that changes the attention, or runs
-    // on worker threads, is planned with the same overhead and so gets the same batches.
+    // One fit per resolved precision (precision_label: "fp32", "amp-bf16", "bf16", "int8" …), through
+    // the executor of the first cost-planned variant of that precision, the one it will run (an
+    // int8 or cast variant through its technique's path, not fp32's): a second row that changes the
+    // attention, or runs on worker threads, is planned with the same overhead and so gets the same
+    // batches. Keyed by the config's precision value, an int8 or bf16-cast row would have been
+    // planned by fp32's fit.
+    const std::string label = precision_label(vc);
     const bool pinned_backend =
         vc.attention == attention_kind::sdpa && vc.backend != sdpa_backend::auto_select;
-    const std::string setting = fmt::format("{} {}{}", to_string(vc.precision), to_string(vc.attention),
-                                            pinned_backend ? "/" + to_string(vc.backend) : "");
-    auto it = planners_.find(to_string(vc.precision));
+    const std::string setting =
+        fmt::format("{} {}{}", label, to_string(vc.attention), pinned_backend ? "/" + to_string(vc.backend) : "");
+    auto it = planners_.find(label);
     if (it == planners_.end()) {
       planner_calibration fit = default_planner_calibration(cfg_.model);
       if (setup_.world) {
@@ -484,12 +488,12 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
         // Calibrating runs the plain path: it would place the whole model on the device.
         fit.method = "default: an offload variant is not calibrated";
       } else {
-        plain_executor exec(setup_.model->on_device(), setup_.device, vc, cfg_.model.causal);
-        fit = calibrate_planner(exec, setting, setup_.device, cfg_.model, data_, vc.batching);
-        fit.method += fmt::format(" (variant \"{}\"; every cost-planned {} variant plans with it)", vc.name,
-                                  to_string(vc.precision));
+        const auto exec = make_executor(setup_.model->on_device(), setup_.device, vc, cfg_.model.causal);
+        fit = calibrate_planner(*exec, setting, setup_.device, cfg_.model, data_, vc.batching);
+        fit.method +=
+            fmt::format(" (variant \"{}\"; every cost-planned {} variant plans with it)", vc.name, label);
       }
-      it = planners_.emplace(to_string(vc.precision), std::move(fit)).first;
+      it = planners_.emplace(label, std::move(fit)).first;
     }
     cost = it->second.model;
     annotate_planner(it->second, r);

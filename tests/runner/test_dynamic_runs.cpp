@@ -106,6 +106,37 @@ TEST_CASE("greedy and cost planners side by side: the cost planner reports what 
   }));
 }
 
+TEST_CASE("the cost planner fits each resolved precision through its own path: int8 and the bf16 cast are not fp32",
+          "[runner][planner][precision]") {
+  // Issue 38: the fit was keyed by the config's precision value, "fp32" for an int8 or bf16-cast
+  // row, so those rows were planned by the fp32 row's fit, measured through the fp32 path.
+  auto doc = dynamic_config();
+  doc["workload"]["duplicate_fraction"] = 0.0;
+  doc["workload"]["samples"] = 16;
+  doc["measure"] = {{"warmup", 0}, {"repetitions", 1}};
+  doc["variants"] = nlohmann::ordered_json::parse(R"([
+    {"name": "fp32", "attention": "sdpa", "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16}},
+    {"name": "int8", "precision": "int8", "attention": "sdpa",
+     "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16}},
+    {"name": "bf16-cast", "precision": "bf16", "attention": "sdpa",
+     "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16}}
+  ])");
+  doc["baseline"] = "fp32";
+  const config cfg = parse_config_text(doc.dump(), "", device_caps{0, true});
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  for (const char* name : {"fp32", "int8", "bf16-cast"}) {
+    const metric* m = find_metric(named(r, name).metrics, "planner_batch_overhead");
+    REQUIRE(m != nullptr);
+    INFO(name << ": " << m->note);
+    // Each row's fit names the row it was measured through: itself, the first of its precision.
+    const std::string self = std::string("variant \"") + name + "\"";
+    if (m->note.rfind("fitted", 0) == 0) CHECK_THAT(m->note, Catch::Contains(self));
+    if (std::string(name) != "fp32") CHECK_THAT(m->note, !Catch::Contains("variant \"fp32\""));
+  }
+}
+
 TEST_CASE("one change per row: cost-planned rows differing only in attention run the same plan",
           "[runner][one-change]") {
   auto doc = dynamic_config();
