@@ -4,6 +4,8 @@
 // has not, the whole model against fp32, the config rules, and a run whose perturbed variant FAILs.
 #include <catch2/catch.hpp>
 
+#include "common/precision_classes.hpp"
+
 #include "config/config_parser.hpp"
 #include "config/technique_catalog.hpp"
 #include "model/int8_linear.hpp"
@@ -123,7 +125,7 @@ TEST_CASE("int8 quantization: registered, its tolerance, and its config rules", 
   const technique_option* o = find_technique_option("precision", "int8");
   REQUIRE(o != nullptr);
   CHECK(tolerance_for(cfg, v) == o->default_tolerance);
-  CHECK(o->default_tolerance == Approx(0.05));
+  CHECK(o->default_tolerance == precision_class_of("int8").tolerance);  // the class's, in one place
   CHECK(t->skip_reason(v, torch::kCPU) == std::nullopt);
   CHECK(t->skip_reason(v, torch::Device(torch::kCUDA, 0)) ==
         "\"precision\": \"int8\" runs on the CPU only (oneDNN's CPU int8 matmul); this run's device is cuda:0");
@@ -204,7 +206,7 @@ TEST_CASE("int8 quantization: a run checks it against the baseline, and a pertur
     CHECK(v.status == (v.name == "custom-int8" ? status_kind::fail : status_kind::pass));
     if (v.name != "naive") {
       CHECK(v.precision == "int8");
-      CHECK(v.check.tolerance == Approx(0.05));
+      CHECK(v.check.tolerance == precision_class_of("int8").tolerance);
       CHECK(find_metric(v.metrics, "quantize_ms") != nullptr);
     }
   }
