@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "config/config_parser.hpp"
+#include "runner/config_checks.hpp"
 
 namespace attnbench::testing {
 
@@ -57,8 +58,20 @@ inline model_config tiny_model(bool causal = false) {
 
 inline device_caps cpu_only() { return device_caps{0, true}; }
 
+// A config's text as every command takes it: parsed, then checked by the layers that own its
+// kernels and weights (runner/config_checks.hpp).
+inline config parse_owned(const std::string& text, const std::string& source_path, const device_caps& caps) {
+  config cfg = parse_config_text(text, source_path, caps);
+  check_owned(cfg, caps);
+  return cfg;
+}
+inline std::vector<config> sweep_points_owned(const config& base, const std::vector<sweep_point>& points,
+                                              const device_caps& caps) {
+  return checked_sweep_points(base, points, caps);
+}
+
 // A config document parsed as on a machine without a GPU.
-inline config parse(const nlohmann::ordered_json& doc) { return parse_config_text(doc.dump(), "", cpu_only()); }
+inline config parse(const nlohmann::ordered_json& doc) { return parse_owned(doc.dump(), "", cpu_only()); }
 
 // Every problem parsing `doc` reports; empty when it parses cleanly.
 inline std::vector<problem> problems_of(const nlohmann::ordered_json& doc) {

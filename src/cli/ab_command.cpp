@@ -17,6 +17,7 @@
 #include "common/error.hpp"
 #include "runner/resume_state.hpp"
 #include "config/config_parser.hpp"
+#include "runner/config_checks.hpp"
 #include "core/device.hpp"
 #include "report/ab_report.hpp"
 #include "report/file_output.hpp"
@@ -175,7 +176,7 @@ void setup_ab(CLI::App& app, ab_command_options& opts) {
 
 int run_ab(const ab_command_options& opts) {
   const double threshold = opts.threshold.empty() ? ab_defaults::threshold : parse_threshold(opts.threshold);
-  const config cfg = load_config(opts.config_path, detect_device_caps());
+  const config cfg = load_checked_config(opts.config_path, detect_device_caps());
   check_servable(cfg);
   const fs::path out_dir = opts.out;
   std::vector<problem> problems;

@@ -18,6 +18,7 @@
 
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
+#include "runner/config_checks.hpp"
 #include "core/device.hpp"
 
 namespace attnbench {
@@ -112,7 +113,7 @@ void setup_launch(CLI::App& app, launch_command_options& opts) {
 
 int run_launch(const launch_command_options& opts) {
   // Validated once here, so a bad config is one message, not one per rank.
-  const config cfg = load_config(opts.config_path, detect_device_caps());
+  const config cfg = load_checked_config(opts.config_path, detect_device_caps());
   monitor_arguments(opts.monitor, opts.nproc - 1);  // the last rank's metrics port must exist too
   const auto grace = std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(cfg.distributed.timeout_s));
   const int port = opts.master_port > 0 ? opts.master_port : free_port();

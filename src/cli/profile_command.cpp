@@ -7,6 +7,7 @@
 #include "cli/console.hpp"
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
+#include "runner/config_checks.hpp"
 #include "profile/profile_outputs.hpp"
 #include "profile/profile_runner.hpp"
 #include "report/file_output.hpp"
@@ -39,7 +40,7 @@ namespace {
 int run_profile_sweep(const profile_command_options& opts, const config& cfg, const std::vector<std::string>& variants,
                       const fs::path& dir, console& out) {
   const auto points = expand_sweep(*cfg.sweep);
-  const auto configs = sweep_point_configs(cfg, points, detect_device_caps());
+  const auto configs = checked_sweep_points(cfg, points, detect_device_caps());
   std::vector<problem> problems;
   for (const auto& p : points)
     for (auto& q : profile_output_problems(dir / safe_file_name(p.label()), variants, opts.force,
@@ -95,7 +96,7 @@ int run_profile_sweep(const profile_command_options& opts, const config& cfg, co
 
 int run_profile(const profile_command_options& opts) {
   console out(opts.quiet ? verbosity::quiet : opts.verbose ? verbosity::verbose : verbosity::normal);
-  const config cfg = load_config(opts.config_path, detect_device_caps());
+  const config cfg = load_checked_config(opts.config_path, detect_device_caps());
   const std::vector<std::string> variants =
       opts.variants.empty() ? default_profile_variants(cfg) : opts.variants;
   check_profile_variants(cfg, variants, "--variant");

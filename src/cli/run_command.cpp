@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/interrupt.hpp"
 #include "config/config_parser.hpp"
+#include "runner/config_checks.hpp"
 #include "profile/profile_outputs.hpp"
 #include "profile/profile_runner.hpp"
 #include "report/file_output.hpp"
@@ -128,7 +129,7 @@ void settle_resume_file(const fs::path& dir, const config& cfg, bool complete, i
 // are rendered in full before the first file is written.
 int run_sweep_command(const config& cfg, const run_command_options& opts, console& out) {
   const std::vector<sweep_point> points = expand_sweep(*cfg.sweep);
-  const std::vector<config> configs = sweep_point_configs(cfg, points, detect_device_caps());
+  const std::vector<config> configs = checked_sweep_points(cfg, points, detect_device_caps());
   const fs::path dir = !opts.resume.empty() ? fs::path(opts.resume)
                       : opts.out.empty()     ? fs::path(cfg.output.dir)
                                              : fs::path(opts.out);
@@ -288,7 +289,7 @@ int run_run(const run_command_options& opts) {
   const bool rank0 = !env || env->rank == 0;
   // Ranks other than 0 write nothing and print only errors: rank 0 reports for all.
   console out(opts.quiet || !rank0 ? verbosity::quiet : opts.verbose ? verbosity::verbose : verbosity::normal);
-  config cfg = load_config(opts.config_path, detect_device_caps());
+  config cfg = load_checked_config(opts.config_path, detect_device_caps());
   if (!opts.formats.empty()) cfg.output.formats = split_formats(opts.formats, "--formats");
   if (!opts.no_cost_check) check_cost(cfg);
   if (env) check_multi_process(cfg, *env, opts);

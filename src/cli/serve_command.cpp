@@ -12,6 +12,7 @@
 #include "common/build_info.hpp"
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
+#include "runner/config_checks.hpp"
 #include "core/device.hpp"
 #include "runner/measurement_loop.hpp"
 #include "runner/offline_scenario.hpp"
@@ -149,7 +150,7 @@ int run_serve(const serve_command_options& opts) {
   channel.say(fmt::format("{} {} {} {}", sp::greeting, sp::version, harness_version(), harness_git_commit()));
   config cfg;
   try {
-    cfg = load_config(opts.config_path, detect_device_caps());
+    cfg = load_checked_config(opts.config_path, detect_device_caps());
     check_servable(cfg);
     if (!opts.perturb.empty() && !find_variant(cfg, opts.perturb))
       throw input_error("--test-perturb-outputs", fmt::format("no variant named \"{}\"", opts.perturb));

@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/precision_classes.hpp"
 #include "config/config_parser.hpp"
+#include "runner/config_checks.hpp"
 #include "core/device.hpp"
 #include "model/encoder.hpp"
 #include "model/hf_weights.hpp"
@@ -49,7 +50,7 @@ void setup_study(CLI::App& app, study_command_options& opts) {
 
 int run_study(const study_command_options& opts) {
   console out(opts.quiet ? verbosity::quiet : verbosity::normal);
-  const config cfg = load_config(opts.config_path, detect_device_caps());
+  const config cfg = load_checked_config(opts.config_path, detect_device_caps());
   if (!cfg.model.torchscript.empty())
     throw input_error("model.torchscript", "the float64 study runs the built-in encoder; a TorchScript model has none");
   const fs::path dir = opts.out.empty() ? fs::path(cfg.output.dir) / "study" : fs::path(opts.out);

@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
+#include "runner/config_checks.hpp"
 #include "config/cost_check.hpp"
 #include "report/file_output.hpp"
 #include "core/device.hpp"
@@ -24,7 +25,7 @@ void check_cost(const config& cfg) {
   std::vector<problem> problems = cost_problems(cfg, machine);
   if (cfg.sweep) {
     const auto points = expand_sweep(*cfg.sweep);
-    const auto configs = sweep_point_configs(cfg, points, detect_device_caps());
+    const auto configs = checked_sweep_points(cfg, points, detect_device_caps());
     for (size_t i = 0; i < configs.size() && problems.empty(); ++i)
       for (auto& p : cost_problems(configs[i], machine))
         problems.push_back({p.path, fmt::format("{} (at sweep point {})", p.message, points[i].label())});
@@ -33,7 +34,7 @@ void check_cost(const config& cfg) {
 }
 
 int run_validate(const validate_command_options& opts) {
-  const config cfg = load_config(opts.config_path, detect_device_caps());  // throws input_error
+  const config cfg = load_checked_config(opts.config_path, detect_device_caps());  // throws input_error
   if (!opts.no_cost_check) check_cost(cfg);  // before the workload is generated: it may not fit
   // The output directory must be one this run can create and write (existing files are `run`'s
   // concern: --force).
@@ -43,7 +44,7 @@ int run_validate(const validate_command_options& opts) {
   check_config_against_workload(cfg, make_dataset(cfg.workload, cfg.model));
   if (cfg.sweep) {
     const auto points = expand_sweep(*cfg.sweep);
-    const auto configs = sweep_point_configs(cfg, points, detect_device_caps());  // throws input_error
+    const auto configs = checked_sweep_points(cfg, points, detect_device_caps());  // throws input_error
     for (size_t i = 0; i < configs.size(); ++i) {
       try {
         check_config_against_workload(configs[i], make_dataset(configs[i].workload, configs[i].model));

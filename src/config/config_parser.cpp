@@ -18,13 +18,11 @@
 
 #include "common/error.hpp"
 #include "config/byte_size.hpp"
-#include "kernels/kernel_catalog.hpp"
 #include "config/config_defaults.hpp"
 #include "config/fp16_training.hpp"
 #include "config/hf_config.hpp"
 #include "config/profile_config.hpp"
 #include "config/technique_catalog.hpp"
-#include "model/safetensors.hpp"
 
 namespace attnbench {
 namespace {
@@ -134,13 +132,6 @@ names tolerance_keys() {
 names precision_values() {
   names all = tolerance_keys();
   all.insert(all.begin() + static_cast<std::ptrdiff_t>(all_precisions.size()), amp_auto_precision);
-  return all;
-}
-// What "attention" may be: the built-in cores, "custom" (the device's kernel) and every kernel's
-// name (kernels/kernel_catalog.hpp).
-names attention_names() {
-  names all{"naive", "sdpa", "custom"};
-  for (const auto& k : kernel_catalog) all.emplace_back(k.name);
   return all;
 }
 constexpr std::array all_backends{sdpa_backend::auto_select, sdpa_backend::flash, sdpa_backend::efficient,
@@ -640,24 +631,16 @@ class config_reader {
       mc.hf_config = *config;
       for (auto& p : apply_hf_config(*config, m.path("config"), mc)) log_.add(p.path, p.message);
     }
-    if (auto weights = readable_file(m, "weights"); weights && !scripted) {
-      mc.weights = *weights;
-      try {
-        // The header only (the file is mapped, not read): the head decides the output.
-        const safetensors_file file(*weights);
-        const safetensors_tensor* head = file.header().find("classifier.weight");
-        mc.mean_pool = head == nullptr;
-        mc.num_labels = head && head->shape.size() == 2 ? head->shape[0] : 0;
-      } catch (const input_error& e) {
-        m.add("weights", e.what());
-      }
-    }
+    // Its header (the classifier head, which decides the output) is read by the model's layer
+    // (model/weights_check.hpp), called by the runner before anything runs.
+    if (auto weights = readable_file(m, "weights"); weights && !scripted) mc.weights = *weights;
     return true;
   }
 
-  // "attention": naive, sdpa, custom (the device's kernel) or a kernel's name.
+  // "attention": naive, sdpa, custom (the device's kernel) or a kernel's name (checked by
+  // kernels/kernel_check.hpp: that it exists, runs on the device, and is not asked to train).
   void read_attention(const object_reader& obj, attention_kind& kind, std::string& kernel) {
-    const auto name = obj.choice("attention", attention_names());
+    const auto name = obj.string("attention");
     if (!name) return;
     kernel.clear();
     if (*name == "naive") {
@@ -668,20 +651,6 @@ class config_reader {
       kind = attention_kind::custom;
       if (*name != "custom") kernel = *name;
     }
-  }
-
-  // A custom kernel must run on the config's device and only forward.
-  void check_kernel(const object_reader& obj, attention_kind attention, const std::string& kernel) {
-    if (attention != attention_kind::custom) return;
-    if (cfg_.scenario == "train")
-      obj.add("attention", fmt::format("{} is a forward-only kernel; the train scenario needs a backward "
-                                       "(use \"sdpa\" or \"naive\")",
-                                       quote(kernel.empty() ? "custom" : kernel)));
-    if (kernel.empty() || !on_cpu_) return;
-    for (const auto& k : kernel_catalog)
-      if (k.name == kernel && (k.device == "cuda") == *on_cpu_)
-        obj.add("attention", fmt::format("kernel {} runs on {}; device {} {}", quote(kernel), k.device,
-                                         quote(cfg_.device), *on_cpu_ ? "runs on the CPU" : "is a CUDA device"));
   }
 
   // An explicit sdpa_backend must suit the attention it goes with and the device it runs on.
@@ -960,7 +929,6 @@ class config_reader {
     if (vc.parallel && vc.pipeline)
       v.add("pipeline", "not supported together with parallel in one variant: use one or the other");
     if (backend) check_backend(v, vc.attention, *backend);
-    check_kernel(v, vc.attention, vc.kernel);
     check_technique_options(v, vc);
     if (vc.precision == precision_kind::amp_fp16 && cfg_.scenario == "train")
       v.add("precision", fp16_training_refusal());

@@ -134,7 +134,7 @@ TEST_CASE("embeddings: one sample turned away fails on cosine, where top-1 would
   CHECK(as_logits.status == status_kind::pass);
 }
 
-TEST_CASE("embeddings: rounding-sized differences pass; the bound follows the tolerance", "[check]") {
+TEST_CASE("embeddings: rounding-sized differences pass, the bound follows the tolerance", "[check]") {
   const auto ref = embeddings();
   auto gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/12);
   const auto noisy = ref + at::randn(ref.sizes(), gen, torch::kFloat) * 1e-3;  // relative error ~1e-3

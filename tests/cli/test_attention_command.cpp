@@ -21,7 +21,7 @@ testing::command_result run_cli_args(const fs::path& out, const std::string& arg
 
 }  // namespace
 
-TEST_CASE("attention: a small grid is validated, timed and written; naive reaches the memory cap", "[cli]") {
+TEST_CASE("attention: a small grid is validated, timed and written, naive reaches the memory cap", "[cli]") {
   temp_dir tmp("grid");
   const auto out = tmp.path / "out";
   // naive at S=128, B·H = 2 needs 2·2·128²·4 B = 256 KiB: a 200KiB cap makes it OOM there only.

@@ -182,7 +182,7 @@ TEST_CASE("compare: a different machine warns, or exits 2 with --strict", "[cli]
   CHECK(run_cli("compare " + a + " " + a + " --strict").exit_code == 0);
 }
 
-TEST_CASE("compare --normalize ceiling: a half-speed runner exits 0; a run without ceilings exits 2", "[cli]") {
+TEST_CASE("compare --normalize ceiling: a half-speed runner exits 0, a run without ceilings exits 2", "[cli]") {
   temp_dir tmp("normalize");
   const run_result base = testing::sample_result();
   run_result slow_runner = base;

@@ -36,7 +36,7 @@ nlohmann::json sweep_config(const fs::path& out) {
 
 }  // namespace
 
-TEST_CASE("run on a sweep writes the combined reports and the chart; compare pairs points", "[cli][sweep]") {
+TEST_CASE("run on a sweep writes the combined reports and the chart, compare pairs points", "[cli][sweep]") {
   testing::temp_dir tmp("cli", "sweep");
   const auto out = tmp.path / "out";
   const auto cfg = tmp.path / "sweep.json";

@@ -28,7 +28,7 @@ ordered_json with_limit(ordered_json limit) {
 
 }  // namespace
 
-TEST_CASE("device_memory_limit: bytes or a size string; absent means no limit", "[config]") {
+TEST_CASE("device_memory_limit: bytes or a size string, absent means no limit", "[config]") {
   auto none = with_limit(0);
   none.erase("device_memory_limit");
   CHECK(device_memory_limit(testing::parse(none)) == 0);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "test_support.hpp"
 #include "config/config_defaults.hpp"
 #include "config/config_parser.hpp"
 
@@ -29,7 +30,7 @@ ordered_json with_checkpointing(ordered_json block) {
 
 std::vector<problem> problems_of(const ordered_json& doc) {
   try {
-    parse_config_text(doc.dump(), "", no_gpu);
+    attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
   } catch (const input_error& e) {
     return e.problems();
   }
@@ -48,13 +49,13 @@ std::string only_problem(const ordered_json& doc, const std::string& path) {
 }  // namespace
 
 TEST_CASE("checkpointing block: policies and their segment length", "[config]") {
-  auto c = parse_config_text(with_checkpointing({{"policy", "every"}, {"every", 2}}).dump(), "", no_gpu);
+  auto c = attnbench::testing::parse_owned(with_checkpointing({{"policy", "every"}, {"every", 2}}).dump(), "", no_gpu);
   CHECK(c.variants[0].checkpointing.policy == checkpoint_policy::none);
   CHECK(c.variants[1].checkpointing.policy == checkpoint_policy::every);
   CHECK(c.variants[1].checkpointing.every == 2);
-  c = parse_config_text(with_checkpointing({{"policy", "sqrt"}}).dump(), "", no_gpu);
+  c = attnbench::testing::parse_owned(with_checkpointing({{"policy", "sqrt"}}).dump(), "", no_gpu);
   CHECK(c.variants[1].checkpointing.policy == checkpoint_policy::sqrt);
-  c = parse_config_text(with_checkpointing({{"policy", "none"}}).dump(), "", no_gpu);
+  c = attnbench::testing::parse_owned(with_checkpointing({{"policy", "none"}}).dump(), "", no_gpu);
   CHECK(c.variants[1].checkpointing.policy == checkpoint_policy::none);
 }
 
@@ -80,7 +81,7 @@ TEST_CASE("checkpointing block: bad input names its path", "[config]") {
 TEST_CASE("train block: defaults, values and errors", "[config]") {
   auto doc = with_checkpointing({{"policy", "sqrt"}});
   doc["scenario"] = "train";
-  auto c = parse_config_text(doc.dump(), "", no_gpu);
+  auto c = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
   CHECK(c.scenario == "train");
   CHECK(c.train.learning_rate == defaults::learning_rate);
   CHECK(c.train.weight_decay == defaults::weight_decay);
@@ -88,7 +89,7 @@ TEST_CASE("train block: defaults, values and errors", "[config]") {
   CHECK(c.train.seed == defaults::train_seed);
 
   doc["train"] = {{"learning_rate", 1e-3}, {"weight_decay", 0}, {"dropout", 0.1}, {"seed", 9}};
-  c = parse_config_text(doc.dump(), "", no_gpu);
+  c = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
   CHECK(c.train.learning_rate == 1e-3);
   CHECK(c.train.weight_decay == 0);
   CHECK(c.train.dropout == 0.1);

@@ -1,4 +1,5 @@
 #include "config/config_parser.hpp"
+#include "test_support.hpp"
 
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -38,7 +39,7 @@ ordered_json minimal() {
 }
 
 config parse(const ordered_json& doc, const device_caps& caps = no_gpu) {
-  return parse_config_text(doc.dump(2), "", caps);
+  return attnbench::testing::parse_owned(doc.dump(2), "", caps);
 }
 
 // Every problem parsing `doc` reports; fails the test when it parses cleanly.
@@ -191,7 +192,7 @@ TEST_CASE("a config using every field reads back every value", "[config]") {
          {"checkpointing", {{"policy", "every"}, {"every", 3}}}}}},
       {"baseline", "naive"},
       {"output", {{"dir", out_dir}, {"formats", {"md", "json"}}}}};
-  config c = parse_config_text(doc.dump(), "experiments/full.json", one_gpu);
+  config c = attnbench::testing::parse_owned(doc.dump(), "experiments/full.json", one_gpu);
 
   CHECK(c.name == "full.run_1-a");
   CHECK(c.source_path == "experiments/full.json");
@@ -272,7 +273,7 @@ TEST_CASE("every preset has its documented shape", "[config]") {
   CHECK(c.model.layer_norm_eps == 1e-12);
 }
 
-TEST_CASE("explicit model fields override the preset; ffn follows hidden", "[config]") {
+TEST_CASE("explicit model fields override the preset, ffn follows hidden", "[config]") {
   ordered_json doc = minimal();
   doc["model"] = {{"preset", "bert-base"}, {"hidden", 384}, {"heads", 6}, {"num_labels", 3}};
   config c = parse(doc);
@@ -372,7 +373,7 @@ TEST_CASE("model problems", "[config]") {
 TEST_CASE("invalid JSON reports line and column", "[config]") {
   auto error_of = [](const std::string& text) {
     try {
-      parse_config_text(text, "x.json", no_gpu);
+      attnbench::testing::parse_owned(text, "x.json", no_gpu);
     } catch (const input_error& e) {
       REQUIRE(e.problems().size() == 1);
       CHECK(e.problems()[0].path.empty());
@@ -391,7 +392,7 @@ TEST_CASE("invalid JSON reports line and column", "[config]") {
 TEST_CASE("nesting deeper than max_config_depth is refused before parsing", "[config][depth]") {
   auto error_of = [](const std::string& text) -> std::string {
     try {
-      parse_config_text(text, "x.json", no_gpu);
+      attnbench::testing::parse_owned(text, "x.json", no_gpu);
     } catch (const input_error& e) {
       std::string all;  // a document within the bound fails for other reasons (no model, …): every problem
       for (const auto& p : e.problems()) all += p.message + "\n";
@@ -642,18 +643,18 @@ TEST_CASE("workload.file resolves against the config's directory", "[config]") {
   }
   SECTION("samples caps the count") {
     doc["workload"]["samples"] = 3;
-    config c = parse_config_text(doc.dump(), source, no_gpu);
+    config c = attnbench::testing::parse_owned(doc.dump(), source, no_gpu);
     CHECK(c.workload.samples == 3);
   }
   SECTION("an absolute path stays") {
     doc["workload"]["file"] = (tmp.path / "data" / "tokens.jsonl").string();
-    config c = parse_config_text(doc.dump(), "elsewhere/exp.json", no_gpu);
+    config c = attnbench::testing::parse_owned(doc.dump(), "elsewhere/exp.json", no_gpu);
     CHECK(fs::path(c.workload.file) == tmp.path / "data" / "tokens.jsonl");
   }
   SECTION("a missing file names the resolved path") {
     doc["workload"]["file"] = "data/missing.jsonl";
     try {
-      parse_config_text(doc.dump(), source, no_gpu);
+      attnbench::testing::parse_owned(doc.dump(), source, no_gpu);
       FAIL("expected an input_error");
     } catch (const input_error& e) {
       std::string resolved = (tmp.path / "data" / "missing.jsonl").string();
@@ -663,7 +664,7 @@ TEST_CASE("workload.file resolves against the config's directory", "[config]") {
   SECTION("a directory is not a token file") {
     doc["workload"]["file"] = "data";
     try {
-      parse_config_text(doc.dump(), source, no_gpu);
+      attnbench::testing::parse_owned(doc.dump(), source, no_gpu);
       FAIL("expected an input_error");
     } catch (const input_error& e) {
       CHECK_THAT(message_at(e.problems(), "workload.file"), Contains("is not a regular file"));
@@ -672,7 +673,7 @@ TEST_CASE("workload.file resolves against the config's directory", "[config]") {
   SECTION("lengths conflict with a file") {
     doc["workload"]["lengths"] = {{"kind", "fixed"}, {"length", 8}};
     try {
-      parse_config_text(doc.dump(), source, no_gpu);
+      attnbench::testing::parse_owned(doc.dump(), source, no_gpu);
       FAIL("expected an input_error");
     } catch (const input_error& e) {
       CHECK(message_at(e.problems(), "workload.lengths") ==

@@ -55,12 +55,12 @@ TEST_CASE("pipeline block: stages, micro-batch, layers, threads", "[config][pipe
     CHECK(p.threads_per_stage == 2);
   }
   SECTION("CUDA stages on a machine with two GPUs") {
-    const config c = parse_config_text(
+    const config c = attnbench::testing::parse_owned(
         with_pipeline({{"stages", {"cuda:0", "cuda:1"}}, {"micro_batch", 2}}).dump(), "", device_caps{2, true});
     CHECK(c.variants[1].pipeline->stages == std::vector<std::string>{"cuda:0", "cuda:1"});
   }
   SECTION("a stage written \"cuda\" is the canonical \"cuda:0\", the model's device, as a parallel worker's is") {
-    const config c = parse_config_text(
+    const config c = attnbench::testing::parse_owned(
         with_pipeline({{"stages", {"cuda", "cuda:1"}}, {"micro_batch", 2}}).dump(), "", device_caps{2, true});
     CHECK(c.variants[1].pipeline->stages == std::vector<std::string>{"cuda:0", "cuda:1"});
   }

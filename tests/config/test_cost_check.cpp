@@ -29,7 +29,7 @@ machine_budget machine(int64_t gib) {
 
 }  // namespace
 
-TEST_CASE("cost check: a small config passes; its estimate counts what it must", "[config][faults]") {
+TEST_CASE("cost check: a small config passes, its estimate counts what it must", "[config][faults]") {
   const config cfg = testing::parse(small_config());
   CHECK(cost_problems(cfg, machine(1)).empty());
   const cost_estimate e = estimate_cost(cfg, machine(1));

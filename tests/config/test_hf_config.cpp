@@ -26,7 +26,7 @@ std::string doc(
 
 std::string error_of(const std::string& text) {
   try {
-    parse_config_text(text, "", testing::cpu_only());
+    attnbench::testing::parse_owned(text, "", testing::cpu_only());
   } catch (const input_error& e) {
     return e.what();
   }
@@ -43,7 +43,7 @@ std::string hf(const std::string& dir) {
 TEST_CASE(
     "model.weights + model.config take the dimensions from config.json and the head from the checkpoint",
     "[config][hf]") {
-  const config bare = parse_config_text(doc(hf("tiny-bert")), "", testing::cpu_only());
+  const config bare = attnbench::testing::parse_owned(doc(hf("tiny-bert")), "", testing::cpu_only());
   CHECK(bare.model.layers == 2);
   CHECK(bare.model.hidden == 32);
   CHECK(bare.model.heads == 4);
@@ -52,7 +52,7 @@ TEST_CASE(
   CHECK(bare.model.max_positions == 32);
   CHECK(bare.model.mean_pool);  // no classifier head: the mean-pooled embedding is checked
   CHECK(bare.model.weights == fixtures + "/tiny-bert/model.safetensors");
-  const config cls = parse_config_text(doc(hf("tiny-bert-cls")), "", testing::cpu_only());
+  const config cls = attnbench::testing::parse_owned(doc(hf("tiny-bert-cls")), "", testing::cpu_only());
   CHECK_FALSE(cls.model.mean_pool);
   CHECK(cls.model.num_labels == 3);
 }
@@ -95,7 +95,7 @@ TEST_CASE("config.json that the built-in encoder cannot reproduce is refused", "
   CHECK_THAT(all, Contains("model.config: " + path.string()));
 }
 
-TEST_CASE("workload.text needs a vocabulary; vocab and lowercase need text", "[config][hf]") {
+TEST_CASE("workload.text needs a vocabulary, vocab and lowercase need text", "[config][hf]") {
   const std::string text = fmt::format(R"({{"text": "{}/tiny_text.txt"}})", workload_fixtures);
   CHECK_THAT(error_of(doc(R"({"preset": "bert-tiny"})", text)),
              Contains("workload.vocab: required with workload.text"));
@@ -106,7 +106,7 @@ TEST_CASE("workload.text needs a vocabulary; vocab and lowercase need text", "[c
   // With model.config the vocab.txt beside it is the default (the tiny fixture has none).
   CHECK_THAT(error_of(doc(hf("tiny-bert"), text)),
              Contains("workload.vocab: required: no vocab.txt beside model.config"));
-  const config ok = parse_config_text(
+  const config ok = attnbench::testing::parse_owned(
       doc(hf("tiny-bert"),
           fmt::format(R"({{"text": "{0}/tiny_text.txt", "vocab": "{0}/tiny_vocab.txt", "lowercase": false}})",
                       workload_fixtures)),

@@ -1,4 +1,5 @@
 #include "config/sweep.hpp"
+#include "test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -133,10 +134,10 @@ TEST_CASE("a point is written into the document and parsed like any config", "[c
   doc["sweep"] = ordered_json::parse(
       R"({"axes": {"batch_size": [2, 16], "max_length": [64, 128], "attention": ["naive"]},
                                          "variants": ["dyn"]})");
-  const config base = parse_config_text(doc.dump(), "", no_gpu);
+  const config base = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
   REQUIRE(base.sweep);
   const auto points = expand_sweep(*base.sweep);
-  const auto configs = sweep_point_configs(base, points, no_gpu);
+  const auto configs = attnbench::testing::sweep_points_owned(base, points, no_gpu);
   REQUIRE(configs.size() == 4);
   const config& c = configs[1];  // batch_size=2 max_length=128
   CHECK(points[1].label() == "batch_size=2 max_length=128 attention=naive");
@@ -157,9 +158,9 @@ TEST_CASE("a bad point is reported once with the first point it fails at", "[con
   auto doc = base_doc();
   doc["sweep"] =
       ordered_json::parse(R"({"axes": {"preset": ["bert-tiny", "bert-huge"], "max_length": [64, 4096]}})");
-  const config base = parse_config_text(doc.dump(), "", no_gpu);
+  const config base = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
   try {
-    sweep_point_configs(base, expand_sweep(*base.sweep), no_gpu);
+    attnbench::testing::sweep_points_owned(base, expand_sweep(*base.sweep), no_gpu);
     FAIL("expected an input_error");
   } catch (const input_error& e) {
     const std::string all = e.what();
@@ -175,26 +176,26 @@ TEST_CASE("a bad point is reported once with the first point it fails at", "[con
 TEST_CASE("axes that cannot apply and unknown variant filters are config errors", "[config][sweep]") {
   auto doc = base_doc();
   doc["sweep"] = ordered_json::parse(R"({"axes": {"length": [8, 16]}})");  // lognormal: sweeps the median
-  const config base = parse_config_text(doc.dump(), "", no_gpu);
-  const auto configs = sweep_point_configs(base, expand_sweep(*base.sweep), no_gpu);
+  const config base = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
+  const auto configs = attnbench::testing::sweep_points_owned(base, expand_sweep(*base.sweep), no_gpu);
   CHECK(configs[1].workload.lengths.median == 16);
 
   doc["workload"]["lengths"] = ordered_json::parse(R"({"kind": "uniform", "min": 4, "max": 64})");
-  const config uniform = parse_config_text(doc.dump(), "", no_gpu);
-  CHECK_THROWS_WITH(sweep_point_configs(uniform, expand_sweep(*uniform.sweep), no_gpu),
+  const config uniform = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
+  CHECK_THROWS_WITH(attnbench::testing::sweep_points_owned(uniform, expand_sweep(*uniform.sweep), no_gpu),
                     Contains("sweep.axes.length: needs workload.lengths of kind \"fixed\""));
 
   doc["sweep"] = ordered_json::parse(R"({"axes": {"threads": [1]}, "variants": ["nope"]})");
-  CHECK_THROWS_WITH(parse_config_text(doc.dump(), "", no_gpu),
+  CHECK_THROWS_WITH(attnbench::testing::parse_owned(doc.dump(), "", no_gpu),
                     Contains("sweep.variants[0]: no variant named \"nope\""));
 }
 
 TEST_CASE("the heads axis trades heads against head_dim at the model's hidden size", "[config][sweep][pruning]") {
   auto doc = base_doc();  // bert-tiny: hidden 128
   doc["sweep"] = ordered_json::parse(R"({"axes": {"max_length": [64, 128], "heads": [1, 2, 8]}})");
-  const config base = parse_config_text(doc.dump(), "", no_gpu);
+  const config base = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
   const auto points = expand_sweep(*base.sweep);
-  const auto configs = sweep_point_configs(base, points, no_gpu);
+  const auto configs = attnbench::testing::sweep_points_owned(base, points, no_gpu);
   REQUIRE(configs.size() == 6);
   // A set-up axis (it rebuilds the model): it varies slowest, before max_length.
   CHECK(points[0].label() == "max_length=64 heads=1");
@@ -204,8 +205,8 @@ TEST_CASE("the heads axis trades heads against head_dim at the model's hidden si
   CHECK(configs[5].model.hidden == 128);
 
   doc["sweep"] = ordered_json::parse(R"({"axes": {"heads": [2, 3]}})");  // 128 / 3 is no head_dim
-  const config bad = parse_config_text(doc.dump(), "", no_gpu);
-  CHECK_THROWS_WITH(sweep_point_configs(bad, expand_sweep(*bad.sweep), no_gpu),
+  const config bad = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
+  CHECK_THROWS_WITH(attnbench::testing::sweep_points_owned(bad, expand_sweep(*bad.sweep), no_gpu),
                     Contains("model.heads: hidden (128) must be divisible by heads (3) (at sweep point heads=3)"));
 
   doc["sweep"] = ordered_json::parse(R"({"axes": {"heads": [2]}})");

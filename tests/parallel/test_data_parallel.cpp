@@ -136,7 +136,7 @@ TEST_CASE("data parallel threads in a run: PASS against the baseline, per-worker
 }
 
 TEST_CASE(
-    "data parallel threads: worker figures count timed passes only; a pass ends with its outputs gathered",
+    "data parallel threads: worker figures count timed passes only, a pass ends with its outputs gathered",
     "[parallel]") {
   const two_cpu_workers f;
   torch::InferenceMode inference;
@@ -203,7 +203,7 @@ TEST_CASE("work on a second device is not covered by the run device's peak: n/a 
   CHECK(memory_not_covered(vc, torch::Device("cuda:0")));
 }
 
-TEST_CASE("a variant's devices: canonical, distinct, the run's first; each is measured on its own",
+TEST_CASE("a variant's devices: canonical, distinct, the run's first, each is measured on its own",
           "[parallel][runner]") {
   const torch::Device cuda0(torch::kCUDA, 0), cuda1(torch::kCUDA, 1), cpu(torch::kCPU);
   variant_config vc;

@@ -139,7 +139,7 @@ TEST_CASE("compare: a newly failing check is a regression, a fixed one is not", 
   CHECK_FALSE(fixed.regressed());
 }
 
-TEST_CASE("compare: added and removed variants are listed; an added failing one counts", "[report]") {
+TEST_CASE("compare: added and removed variants are listed, an added failing one counts", "[report]") {
   const run_result base = sample_result();
   run_result candidate = base;
   candidate.variants[1].name = "bf16-sdpa-v2";

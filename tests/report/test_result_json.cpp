@@ -197,7 +197,7 @@ TEST_CASE("load_run_result names the file in every error", "[report]") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("results.json v3: technique metrics round trip; a version-2 file loads without them",
+TEST_CASE("results.json v3: technique metrics round trip, a version-2 file loads without them",
           "[report][metrics]") {
   const ojson j = run_result_to_json(testing::sample_result());
   CHECK(j["schema_version"] == 3);
@@ -225,7 +225,7 @@ TEST_CASE("results.json v3: technique metrics round trip; a version-2 file loads
                     "variants[1].metrics[0].direction: unknown direction \"up\"; expected higher, lower or neither");
 }
 
-TEST_CASE("results.json: the machine's identity and each variant's compute dtype; older files derive it",
+TEST_CASE("results.json: the machine's identity and each variant's compute dtype, older files derive it",
           "[report][cpu]") {
   run_result r = testing::sample_result();
   r.environment.cpu_count = 2;

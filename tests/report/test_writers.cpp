@@ -120,7 +120,7 @@ TEST_CASE("markdown, csv: how the rounds went, and a noisy variant flagged", "[r
   CHECK(render(csv_writer{}, r).find("noisy") == std::string::npos);
 }
 
-TEST_CASE("svg chart: one bar per variant that ran, in each panel; FAIL marked, SKIPPED without a bar",
+TEST_CASE("svg chart: one bar per variant that ran, in each panel, FAIL marked, SKIPPED without a bar",
           "[report]") {
   run_result r = testing::sample_result();
   const std::string svg = render(svg_writer{}, r);

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "config/config_parser.hpp"
+#include "test_support.hpp"
 #include "runner/offline_scenario.hpp"
 #include "runner/runner.hpp"
 
@@ -44,7 +45,7 @@ const variant_result& named(const run_result& r, const std::string& name) {
 }  // namespace
 
 TEST_CASE("dynamic batches restore sample order, pool buffers and serve repeats from the cache", "[runner]") {
-  const config cfg = parse_config_text(dynamic_config().dump(), "", device_caps{0, true});
+  const config cfg = attnbench::testing::parse_owned(dynamic_config().dump(), "", device_caps{0, true});
   run_options opts;
   opts.measure_ceilings = false;
   const run_outcome out = run_experiment(cfg, opts);
@@ -82,7 +83,7 @@ TEST_CASE("greedy and cost planners side by side: the cost planner reports what 
     {"name": "cost", "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16}}
   ])");
   doc["baseline"] = "greedy";
-  const config cfg = parse_config_text(doc.dump(), "", device_caps{0, true});
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", device_caps{0, true});
   run_options opts;
   opts.measure_ceilings = false;
   const run_result r = run_experiment(cfg, opts).result;
@@ -122,7 +123,7 @@ TEST_CASE("the cost planner fits each resolved precision through its own path: i
      "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16}}
   ])");
   doc["baseline"] = "fp32";
-  const config cfg = parse_config_text(doc.dump(), "", device_caps{0, true});
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", device_caps{0, true});
   run_options opts;
   opts.measure_ceilings = false;
   const run_result r = run_experiment(cfg, opts).result;
@@ -151,7 +152,7 @@ TEST_CASE("one change per row: cost-planned rows differing only in attention run
      "batching": {"kind": "dynamic", "max_tokens": 256, "max_batch_size": 16, "planner": "greedy"}}
   ])");
   doc["baseline"] = "naive";
-  const config cfg = parse_config_text(doc.dump(), "", device_caps{0, true});
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", device_caps{0, true});
   run_options opts;
   opts.measure_ceilings = false;
   const run_result r = run_experiment(cfg, opts).result;
@@ -195,7 +196,7 @@ TEST_CASE("the server scenario completes within its bounds and checks what it se
   ])");
   doc["scenario"] = "server";
   doc["server"] = {{"rates", {50, 200}}, {"requests", 60}, {"max_time_s", 2}, {"latency_bound_ms", 1000}, {"seed", 1}};
-  const config cfg = parse_config_text(doc.dump(), "", device_caps{0, true});
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", device_caps{0, true});
   run_options opts;
   opts.measure_ceilings = false;
   const auto t0 = std::chrono::steady_clock::now();

@@ -107,7 +107,7 @@ const variant_result& named(const run_result& res, const std::string& name) {
 
 TEST_CASE("measurement loop: skips, a failing pass and the statistics against a baseline listed last",
           "[runner][repetitions]") {
-  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(four_variants, "", testing::cpu_only());
   fake_scenario scenario(cfg);
   scenario.throw_in = "timed";
   scenario.thrower = "flaky";
@@ -162,7 +162,7 @@ TEST_CASE("measurement loop: skips, a failing pass and the statistics against a 
 
 TEST_CASE("measurement loop: a variant that cannot be set up or checked FAILs before any pass",
           "[runner][repetitions]") {
-  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(four_variants, "", testing::cpu_only());
   for (const std::string where : {"prepare", "check pass"}) {
     INFO(where);
     fake_scenario scenario(cfg);
@@ -180,7 +180,7 @@ TEST_CASE("measurement loop: a variant that cannot be set up or checked FAILs be
 }
 
 TEST_CASE("measurement loop: without the baseline nothing can be checked", "[runner][repetitions]") {
-  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(four_variants, "", testing::cpu_only());
   fake_scenario scenario(cfg);
   scenario.throw_in = "check pass";
   scenario.thrower = "base";
@@ -195,7 +195,7 @@ TEST_CASE("measurement loop: without the baseline nothing can be checked", "[run
 }
 
 TEST_CASE("measurement loop: a process that does not report appends nothing", "[runner][repetitions]") {
-  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(four_variants, "", testing::cpu_only());
   fake_scenario scenario(cfg);
   scenario.reports = false;
   run_result res = empty_result();
@@ -207,7 +207,7 @@ TEST_CASE("measurement loop: a process that does not report appends nothing", "[
 
 TEST_CASE("measurement loop: a precision the CPU has no native support for is noted beside its variant",
           "[runner][cpu]") {
-  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(four_variants, "", testing::cpu_only());
   fake_scenario scenario(cfg);
   run_result res = empty_result();
   res.environment.device = "cpu";
@@ -231,7 +231,7 @@ TEST_CASE("measurement loop: a precision the CPU has no native support for is no
 
 TEST_CASE("measurement loop: a reduced precision whose measured ceiling is below fp32's is warned about",
           "[runner][cpu]") {
-  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(four_variants, "", testing::cpu_only());
   fake_scenario scenario(cfg);
   const auto warned = [](const variant_result& v) {
     for (const auto& note : v.notes)
@@ -265,7 +265,7 @@ TEST_CASE("measurement loop: a reduced precision whose measured ceiling is below
 }
 
 TEST_CASE("measurement loop: a share of the ceiling over 100% is explained, never silent", "[runner][ceiling]") {
-  const config cfg = parse_config_text(four_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(four_variants, "", testing::cpu_only());
   fake_scenario scenario(cfg);
   const auto explained = [](const variant_result& v) {
     for (const auto& note : v.notes)

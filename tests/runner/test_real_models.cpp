@@ -37,7 +37,7 @@ std::string tiny_config(const std::string& model_block) {
 }
 
 run_outcome run(const std::string& model_block) {
-  const config cfg = parse_config_text(tiny_config(model_block), "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(tiny_config(model_block), "", testing::cpu_only());
   run_options opts;
   opts.measure_ceilings = false;
   return run_experiment(cfg, opts);
@@ -45,7 +45,7 @@ run_outcome run(const std::string& model_block) {
 
 }  // namespace
 
-TEST_CASE("a safetensors checkpoint runs on a text workload; its output is the mean-pooled embedding",
+TEST_CASE("a safetensors checkpoint runs on a text workload, its output is the mean-pooled embedding",
           "[runner][hf]") {
   const auto out = run(fmt::format(
       R"({{"weights": "{0}/model/fixtures/tiny-bert/model.safetensors", "config": "{0}/model/fixtures/tiny-bert/config.json"}})",
@@ -63,18 +63,22 @@ TEST_CASE("a safetensors checkpoint runs on a text workload; its output is the m
   CHECK(r.variants[3].status == status_kind::skipped);
   CHECK(out.outputs.at("base").sizes() == torch::IntArrayRef{5, 32});  // (N, hidden), not (N, num_labels)
   CHECK(r.variants[1].check.rel_l2 > 0);                               // bf16 really ran in lower precision
-  // Embeddings are checked by per-sample cosine; an argmax over hidden dimensions is no figure.
+  // Embeddings are checked by per-sample cosine, and their predictions are each sample's nearest
+  // neighbour among the others (check/output_check.hpp), never an argmax over hidden dimensions.
+  CHECK(r.variants[0].check.top1_agreement == 1.0);
   for (std::size_t i = 0; i < 3; ++i) {
     const check_result& c = r.variants[i].check;
     CHECK(c.output == output_kind::embedding);
-    CHECK(std::isnan(c.top1_agreement));
-    CHECK(std::isnan(c.top1_agreement_decisive));
+    CHECK(c.samples == 5);
+    CHECK(c.topk == 4);  // min(overlap_k, the 4 other samples)
+    CHECK(c.top1_agreement >= 0.0);
+    CHECK(c.top1_agreement <= 1.0);
     CHECK(c.cosine_min >= c.cosine_min_bound);
     CHECK(c.cosine_min <= c.cosine_mean);
   }
 }
 
-TEST_CASE("a TorchScript export gives the checkpoint's outputs; offload on it is SKIPPED",
+TEST_CASE("a TorchScript export gives the checkpoint's outputs, offload on it is SKIPPED",
           "[runner][torchscript]") {
   const auto scripted = run(fmt::format(
       R"({{"torchscript": "{0}/model/fixtures/tiny-bert/model.pt", "config": "{0}/model/fixtures/tiny-bert/config.json"}})",
@@ -92,7 +96,7 @@ TEST_CASE("a TorchScript export gives the checkpoint's outputs; offload on it is
   CHECK(r.variants[3].status == status_kind::skipped);
   CHECK(r.variants[3].reason == "offload unsupported for TorchScript models");
   CHECK(r.variants[0].check.output == output_kind::embedding);  // (N, 32) from a 2-label config
-  CHECK(std::isnan(r.variants[1].check.top1_agreement));
+  CHECK(r.variants[1].check.topk == 4);  // nearest neighbours among the 5 embeddings, not labels
   CHECK(r.model.parameters == native.result.model.parameters + 32 * 32 + 32);  // the export keeps the pooler
   const auto& a = scripted.outputs.at("base");
   const auto& b = native.outputs.at("base");

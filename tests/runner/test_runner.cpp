@@ -27,7 +27,7 @@ const char* three_variants = R"({
 }  // namespace
 
 TEST_CASE("run_experiment measures every variant and checks it against the baseline", "[runner]") {
-  const config cfg = parse_config_text(three_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(three_variants, "", testing::cpu_only());
   run_options opts;
   opts.measure_ceilings = false;
   const run_outcome out = run_experiment(cfg, opts);
@@ -68,7 +68,7 @@ TEST_CASE("run_experiment measures every variant and checks it against the basel
 }
 
 TEST_CASE("a perturbed variant is caught as FAIL", "[runner]") {
-  const config cfg = parse_config_text(three_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(three_variants, "", testing::cpu_only());
   run_options opts;
   opts.measure_ceilings = false;
   opts.perturb_variant = "sdpa";
@@ -127,7 +127,7 @@ TEST_CASE("adaptive repetitions out of rounds: every variant that missed the tar
 }
 
 TEST_CASE("fixed repetitions: no target, nobody noisy", "[runner][repetitions]") {
-  const config cfg = parse_config_text(three_variants, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(three_variants, "", testing::cpu_only());
   run_options opts;
   opts.measure_ceilings = false;
   const run_result r = run_experiment(cfg, opts).result;

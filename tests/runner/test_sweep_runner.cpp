@@ -1,6 +1,7 @@
 // A sweep end to end on bert-tiny: every point runs and checks, the model is built once per
 // model config, and each point's outputs equal a plain run of that point's config.
 #include "runner/sweep_runner.hpp"
+#include "test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -33,9 +34,9 @@ nlohmann::ordered_json sweep_doc() {
 
 TEST_CASE("a sweep runs every point, reuses the model and matches plain runs", "[runner][sweep]") {
   const device_caps caps{0, true};
-  const config base = parse_config_text(sweep_doc().dump(), "", caps);
+  const config base = attnbench::testing::parse_owned(sweep_doc().dump(), "", caps);
   const auto points = expand_sweep(*base.sweep);
-  const auto configs = sweep_point_configs(base, points, caps);
+  const auto configs = attnbench::testing::sweep_points_owned(base, points, caps);
   REQUIRE(points.size() == 4);
   run_options opts;
   opts.measure_ceilings = false;

@@ -45,7 +45,7 @@ TEST_CASE("rounds: warm-up first, then every other round reversed", "[runner][re
   for (const auto& mb : members) CHECK(mb.pass_s.size() == 3);
 }
 
-TEST_CASE("rounds: a member whose pass fails leaves the rotation; adaptive stops at the target",
+TEST_CASE("rounds: a member whose pass fails leaves the rotation, adaptive stops at the target",
           "[runner][repetitions]") {
   measure_config m;
   m.warmup = 0;

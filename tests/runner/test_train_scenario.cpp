@@ -35,7 +35,7 @@ ordered_json train_config_doc() {
 }
 
 run_result run(const ordered_json& doc) {
-  const config cfg = parse_config_text(doc.dump(), "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", testing::cpu_only());
   run_options opts;
   opts.measure_ceilings = false;
   return run_experiment(cfg, opts).result;
@@ -142,7 +142,7 @@ TEST_CASE("checkpointing in inference gets a note in every report", "[runner]") 
   }
 }
 
-TEST_CASE("train scenario: offloaded variants (target cpu) train as the baseline; GPU offload is SKIPPED",
+TEST_CASE("train scenario: offloaded variants (target cpu) train as the baseline, GPU offload is SKIPPED",
           "[runner][offload]") {
   auto doc = train_config_doc();
   doc["workload"]["samples"] = 8;  // two steps: the second streams the weights AdamW updated on the host

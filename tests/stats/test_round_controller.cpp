@@ -148,7 +148,7 @@ TEST_CASE("adaptive: never starts a round the time budget cannot finish", "[stat
   CHECK(r.rounds == 10);
 }
 
-TEST_CASE("adaptive: the minimum rounds run even past the budget; inactive variants are not waited for",
+TEST_CASE("adaptive: the minimum rounds run even past the budget, inactive variants are not waited for",
           "[stats][repetitions]") {
   fake_run r(3);
   r.active[2] = false;  // failed in its check pass

@@ -85,7 +85,7 @@ TEST_CASE("amp: GPUs by compute capability", "[techniques][precision]") {
 }
 
 TEST_CASE("amp: resolve_amp sets only the variants written \"amp\"", "[techniques][precision][config]") {
-  config cfg = parse_config_text(R"({
+  config cfg = attnbench::testing::parse_owned(R"({
     "name": "amp-test", "model": {"preset": "bert-tiny"},
     "workload": {"samples": 2, "lengths": {"kind": "fixed", "length": 8}},
     "device": "cpu",
@@ -124,12 +124,12 @@ TEST_CASE("amp: fp16 training is refused with its reason (no loss scaling)", "[t
     text.replace(text.find("PRECISION"), 9, precision);
     return text;
   };
-  CHECK_THROWS_WITH(parse_config_text(with("amp-fp16"), "", testing::cpu_only()),
+  CHECK_THROWS_WITH(attnbench::testing::parse_owned(with("amp-fp16"), "", testing::cpu_only()),
                     Catch::Contains("variants[1].precision") && Catch::Contains("loss scaling") &&
                         Catch::Contains("amp-bf16"));
-  CHECK_NOTHROW(parse_config_text(with("amp-bf16"), "", testing::cpu_only()));
+  CHECK_NOTHROW(attnbench::testing::parse_owned(with("amp-bf16"), "", testing::cpu_only()));
 
-  config cfg = parse_config_text(with("amp"), "", testing::cpu_only());
+  config cfg = attnbench::testing::parse_owned(with("amp"), "", testing::cpu_only());
   resolve_amp(cfg, gpu("7.5"));  // Turing: fp16 tensor cores, no bf16
   CHECK(cfg.variants[1].precision == precision_kind::fp32);
   CHECK_THAT(cfg.variants[1].precision_choice, Catch::Contains("runs fp32") && Catch::Contains("loss scaling"));

@@ -47,7 +47,7 @@ const metric& metric_named(const variant_result& r, const std::string& name) {
 }  // namespace
 
 TEST_CASE("cast precision: registered, and its variants run through the registry", "[techniques][precision]") {
-  const config cfg = parse_config_text(cast_run, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(cast_run, "", testing::cpu_only());
   const variant_config& bf16 = *find_variant(cfg, "bf16");
   const technique* t = technique_for(bf16);
   REQUIRE(t != nullptr);
@@ -65,7 +65,7 @@ namespace {
 
 // The executor's outputs against the fp32 model on `device`, and its metrics.
 void check_cast_executor(torch::Device device, const std::string& precision) {
-  const config cfg = parse_config_text(cast_run, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(cast_run, "", testing::cpu_only());
   torch::InferenceMode guard;
   EncoderClassifier model(cfg.model);
   model->init_weights(cfg.model.seed);
@@ -108,7 +108,7 @@ TEST_CASE("cast precision on CUDA: bf16 and fp16 within tolerance of fp32", "[gp
 
 TEST_CASE("cast precision: a run checks bf16 and fp16 against fp32 and reports their metrics",
           "[techniques][precision][runner]") {
-  const config cfg = parse_config_text(cast_run, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(cast_run, "", testing::cpu_only());
   run_options opts;
   opts.measure_ceilings = false;
   const run_result r = run_experiment(cfg, opts).result;
@@ -136,7 +136,7 @@ TEST_CASE("cast precision: a run checks bf16 and fp16 against fp32 and reports t
 }
 
 TEST_CASE("cast precision: a perturbed cast variant fails its check", "[techniques][precision][runner]") {
-  const config cfg = parse_config_text(cast_run, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(cast_run, "", testing::cpu_only());
   run_options opts;
   opts.measure_ceilings = false;
   opts.perturb_variant = "bf16";

@@ -90,7 +90,7 @@ TEST_CASE("offload on the CPU: bit-identical outputs, the prefetch schedule, the
   CHECK(r.offload.hidden_share == 0);  // synchronous copies hide nothing
 }
 
-TEST_CASE("offload holds on its device only the resident part and the slots; its host weights are the model's",
+TEST_CASE("offload holds on its device only the resident part and the slots, its host weights are the model's",
           "[offload]") {
   torch::InferenceMode inference;
   EncoderClassifier model(four_layers());
@@ -186,7 +186,7 @@ TEST_CASE("offload in a run: PASS with target cpu, SKIPPED without an accelerato
     ],
     "baseline": "base"
   })");
-  const config cfg = parse_config_text(doc.dump(), "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", testing::cpu_only());
   run_options opts;
   opts.measure_ceilings = false;
   const run_outcome out = run_experiment(cfg, opts);
@@ -234,7 +234,7 @@ TEST_CASE("bad offload blocks are config errors with their path", "[offload][con
     "baseline": "a"
   })");
   try {
-    parse_config_text(doc.dump(), "", testing::cpu_only());
+    attnbench::testing::parse_owned(doc.dump(), "", testing::cpu_only());
     FAIL("expected an input_error");
   } catch (const input_error& e) {
     const std::string all = e.what();
@@ -251,7 +251,7 @@ TEST_CASE("bad offload blocks are config errors with their path", "[offload][con
   doc["device"] = "cuda";
   doc["variants"] =
       nlohmann::ordered_json::parse(R"([{"name": "a"}, {"name": "b", "offload": {"target": "cpu"}}])");
-  CHECK_THROWS_WITH(parse_config_text(doc.dump(), "", device_caps{1, true}),
+  CHECK_THROWS_WITH(attnbench::testing::parse_owned(doc.dump(), "", device_caps{1, true}),
                     Contains("variants[1].offload.target: \"cpu\" exercises the mechanism on a CPU run"));
 }
 
@@ -305,7 +305,7 @@ TEST_CASE("offload in a run on CUDA under a memory limit: the resident variant O
     ],
     "baseline": "offload"
   })");
-  const config cfg = parse_config_text(doc.dump(), "", device_caps{1, true});
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", device_caps{1, true});
   run_options opts;
   opts.measure_ceilings = false;
   const run_outcome out = run_experiment(cfg, opts);

@@ -174,7 +174,7 @@ TEST_CASE("an error in a stage surfaces as an exception naming the stage", "[pip
   CHECK(torch::equal(pipe.forward(b), expected));
 }
 
-TEST_CASE("each stage thread runs its own OpenMP team; the caller's count is unchanged", "[pipeline][techniques]") {
+TEST_CASE("each stage thread runs its own OpenMP team, the caller's count is unchanged", "[pipeline][techniques]") {
   REQUIRE(at::get_parallel_info().find("OpenMP") != std::string::npos);
   torch::InferenceMode inference;
   const thread_count_scope restore;

@@ -47,7 +47,7 @@ int64_t linear_parameter_count(torch::nn::Module& m) {
 
 TEST_CASE("plain executor: autocast on linears cast once equals autocast casting them every call",
           "[techniques][precision]") {
-  const config cfg = parse_config_text(amp_run, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(amp_run, "", testing::cpu_only());
   torch::InferenceMode guard;
   EncoderClassifier model(cfg.model);
   model->init_weights(cfg.model.seed);
@@ -83,7 +83,7 @@ TEST_CASE("plain executor: autocast on linears cast once equals autocast casting
 }
 
 TEST_CASE("plain executor: cast_linear_layers casts the linears and nothing else", "[techniques][precision][model]") {
-  const config cfg = parse_config_text(amp_run, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(amp_run, "", testing::cpu_only());
   EncoderClassifier model(cfg.model);
   model->init_weights(cfg.model.seed);
   const int64_t expected = linear_parameter_count(*model) * 2;
@@ -97,7 +97,7 @@ TEST_CASE("plain executor: cast_linear_layers casts the linears and nothing else
 }
 
 TEST_CASE("plain executor: fp32 runs the shared model itself and reports no cast", "[techniques][precision]") {
-  const config cfg = parse_config_text(amp_run, "", testing::cpu_only());
+  const config cfg = attnbench::testing::parse_owned(amp_run, "", testing::cpu_only());
   torch::InferenceMode guard;
   EncoderClassifier model(cfg.model);
   model->init_weights(cfg.model.seed);
