@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "model/attention_impls.hpp"
+#include "kernels/attention_impl.hpp"
 
 namespace attnbench {
 

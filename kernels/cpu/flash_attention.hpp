@@ -33,7 +33,7 @@
 #include <torch/torch.h>
 
 #include "kernels/cpu/flash_problem.hpp"
-#include "model/attention_impls.hpp"
+#include "kernels/attention_impl.hpp"
 
 namespace attnbench {
 
@@ -76,7 +76,7 @@ struct cpu_flash_options {
 torch::Tensor cpu_flash_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                   const torch::Tensor& key_lengths = {}, const cpu_flash_options& options = {});
 
-// The registry entry "cpu-flash" (model/attention_impls.hpp).
+// The registry entry "cpu-flash" (kernels/attention_impl.hpp, listed by model/attention_impls.hpp).
 attention_impl cpu_flash_attention_impl();
 
 }  // namespace attnbench

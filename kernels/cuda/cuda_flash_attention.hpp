@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "model/attention_impls.hpp"
+#include "kernels/attention_impl.hpp"
 
 namespace attnbench {
 
@@ -20,7 +20,7 @@ namespace attnbench {
 torch::Tensor cuda_flash_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                    bool causal, const torch::Tensor& key_lengths = {});
 
-// The registry entry "cuda-flash2" (model/attention_impls.hpp).
+// The registry entry "cuda-flash2" (kernels/attention_impl.hpp, listed by model/attention_impls.hpp).
 attention_impl cuda_flash_attention_impl();
 
 // Host-side checks, torch-free of the device (CPU tests run them): the first key length of

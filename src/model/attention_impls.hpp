@@ -16,24 +16,10 @@
 
 #include <torch/torch.h>
 
+#include "kernels/attention_impl.hpp"
+
 namespace attnbench {
 
-struct attention_impl {
-  std::string name;
-  // Why this implementation cannot run on `device` at all (nullopt: it can). Shape-specific
-  // refusals are thrown by `run` and reported per point.
-  std::function<std::optional<std::string>(torch::Device device)> unavailable;
-  // key_lengths: undefined (no padding) or (B) integers in [1, S].
-  std::function<torch::Tensor(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                              bool causal, const torch::Tensor& key_lengths)>
-      run;
-  // Bytes of the intermediates it materialises beyond inputs and output (for a memory cap):
-  // naive's (B, H, S, S) scores and probabilities; 0 when unknown or O(S).
-  std::function<int64_t(int64_t batch, int64_t heads, int64_t seq, int64_t element_size)> scratch_bytes;
-  // Optional: which of its code paths runs for these inputs on `device` (a kernel that picks one
-  // from the CPU's features says which, so a report can show it). Empty: one path only.
-  std::function<std::string(torch::Device device, c10::ScalarType dtype, int64_t head_dim)> code_path;
-};
 
 // (B) key lengths → the (B, 1, 1, S) boolean mask of real keys (true: attend).
 torch::Tensor key_padding_mask(const torch::Tensor& key_lengths, int64_t seq, torch::Device device);

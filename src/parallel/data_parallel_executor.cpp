@@ -9,7 +9,7 @@
 
 #include "core/device.hpp"
 #include "parallel/shard.hpp"
-#include "parallel/worker_thread.hpp"
+#include "core/worker_thread.hpp"
 #include "stats/summary.hpp"
 
 #ifdef ATTNBENCH_WITH_CUDA

@@ -4,7 +4,7 @@
 // order.
 //
 // Intra-op threads per worker: each worker thread sets its own count when it starts
-// (parallel/worker_thread.hpp says how, on this OpenMP LibTorch): two CPU workers × 1 thread use
+// (core/worker_thread.hpp says how, on this OpenMP LibTorch): two CPU workers × 1 thread use
 // one core each, and the thread that started them keeps its own count.
 #pragma once
 
@@ -22,7 +22,7 @@
 #include "config/config.hpp"
 #include "model/encoder.hpp"
 #include "parallel/shard_runner.hpp"
-#include "parallel/worker_thread.hpp"
+#include "core/worker_thread.hpp"
 #include "core/executor.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/dataset.hpp"

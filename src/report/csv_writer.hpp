@@ -21,7 +21,7 @@ class csv_writer : public writer_base {
 
 // Which optional column groups a table has: appended after the fixed columns, only when some
 // variant has them (notes, the train scenario, offloading, the pipeline), so existing readers keep theirs.
-// Technique metrics (core/metric.hpp) come last, one column per metric name ("metric_<name>", in
+// Technique metrics (report/metric.hpp) come last, one column per metric name ("metric_<name>", in
 // the metric's unit as results.json gives it), in the order variants first report them.
 struct csv_layout {
   bool notes = false, train = false, offload = false, parallel = false, pipeline = false, repetition = false;

@@ -396,7 +396,7 @@ void write_train_table(const run_result& r, std::ostream& out) {
   }
 }
 
-// What each variant's techniques measured about their own work (core/metric.hpp), whatever the
+// What each variant's techniques measured about their own work (report/metric.hpp), whatever the
 // technique: one row per metric.
 void write_metrics_table(const run_result& r, std::ostream& out) {
   out << "\n## Technique metrics\n\n";

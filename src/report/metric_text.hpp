@@ -1,11 +1,11 @@
-// A technique metric (core/metric.hpp) as text: the value in its unit, scaled for reading
+// A technique metric (report/metric.hpp) as text: the value in its unit, scaled for reading
 // (bytes in KiB/MiB/GiB, shares as percentages), or "n/a" with the metric's note. Every
 // human-readable writer (markdown, JUnit) uses this one rendering.
 #pragma once
 
 #include <string>
 
-#include "core/metric.hpp"
+#include "report/metric.hpp"
 
 namespace attnbench {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/metric.hpp"
+#include "report/metric.hpp"
 #include "stats/summary_types.hpp"
 
 namespace attnbench {
@@ -18,7 +18,7 @@ namespace attnbench {
 // 2: statistics centred on the geometric mean (summary::geomean and its interval, speedup as the
 // geometric mean of per-round ratios), check.output and per-sample cosines. Version 1 files are
 // still read: their statistics are recomputed from their samples (result_json.cpp).
-// 3: variants carry the open metric record (`metrics`, core/metric.hpp) that techniques fill.
+// 3: variants carry the open metric record (`metrics`, report/metric.hpp) that techniques fill.
 // Version 2 files are read with no metrics.
 inline constexpr int results_schema_version = 3;
 inline constexpr int oldest_results_schema_version = 1;
@@ -237,7 +237,7 @@ struct variant_result {
   double achieved_gflops = not_a_number;  // flops_per_pass × passes/s (geomean) / 1e9
   double ceiling_share = not_a_number;   // achieved_gflops / measured matmul ceiling of its dtype
   check_result check;
-  // What the variant's techniques measured about their own work (core/metric.hpp): rendered by
+  // What the variant's techniques measured about their own work (report/metric.hpp): rendered by
   // every writer without knowing the technique. The blocks below predate it and keep their
   // structured tables (per worker, per stage).
   std::vector<metric> metrics;

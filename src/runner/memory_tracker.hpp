@@ -9,7 +9,7 @@
 //       before the scope are not counted. The hook is thread-safe and lives in LibTorch's
 //       thread-local debug info: the scope's own thread carries it, and so does every thread a
 //       variant dispatches its work to (data-parallel workers, pipeline stages), because those
-//       adopt the dispatching thread's debug info for the pass (parallel/worker_thread.hpp).
+//       adopt the dispatching thread's debug info for the pass (core/worker_thread.hpp).
 //       The sum then covers every such thread at once. Allocations inside OpenMP intra-op threads
 //       (some oneDNN scratch buffers) are not seen: a lower bound of the true working set.
 // Several devices: a variant whose workers or stages run on other devices too measures each of

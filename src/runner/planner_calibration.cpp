@@ -9,7 +9,7 @@
 
 #include "config/config_defaults.hpp"
 #include "core/device.hpp"
-#include "core/metric.hpp"
+#include "report/metric.hpp"
 #include "model/flops.hpp"
 #include "workload/batching_base.hpp"
 

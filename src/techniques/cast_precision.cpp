@@ -5,7 +5,7 @@
 // accuracy: hence its own, looser tolerance.
 //
 // The whole technique is this file: its config values and tolerance (config/technique_catalog.hpp),
-// its executor (techniques/registry.hpp), and its metrics (core/metric.hpp), which every report
+// its executor (techniques/registry.hpp), and its metrics (report/metric.hpp), which every report
 // renders without knowing it.
 #include <fmt/format.h>
 

@@ -20,7 +20,7 @@
 // parallel, pipeline or a TorchScript model.
 //
 // The whole technique is this file: its config block (config/technique_catalog.hpp), its executor
-// (techniques/registry.hpp) and its metrics (core/metric.hpp).
+// (techniques/registry.hpp) and its metrics (report/metric.hpp).
 #include <cmath>
 #include <memory>
 

@@ -13,7 +13,7 @@
 // Quantization costs accuracy, so int8 has its own tolerance (check.tolerances.int8 overrides).
 //
 // The whole technique is this file and model/int8_linear.hpp: its config value and tolerance
-// (config/technique_catalog.hpp), its executor (techniques/registry.hpp), its metrics (core/metric.hpp).
+// (config/technique_catalog.hpp), its executor (techniques/registry.hpp), its metrics (report/metric.hpp).
 #include <fmt/format.h>
 
 #include "common/precision_classes.hpp"

@@ -18,7 +18,7 @@
 //
 // The whole technique is this file and model/packed_linear.hpp (the oneDNN calls the encoder's
 // linear sites make once weights are packed): its config value (config/technique_catalog.hpp), its
-// executor (techniques/registry.hpp) and its metrics (core/metric.hpp).
+// executor (techniques/registry.hpp) and its metrics (report/metric.hpp).
 #include <fmt/format.h>
 
 #include "common/cpu_info.hpp"

@@ -15,7 +15,7 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
-#include "parallel/worker_thread.hpp"
+#include "core/worker_thread.hpp"
 #include "techniques/precision.hpp"
 #include "core/device.hpp"
 
@@ -311,7 +311,7 @@ pipeline_executor::pipeline_executor(EncoderClassifier model, torch::Device devi
   for (int64_t k = 0; k < n_stages; ++k)
     stages_[static_cast<size_t>(k)]->out = k + 1 < n_stages ? &stages_[static_cast<size_t>(k) + 1]->in : output_.get();
 
-  // One thread at a time, each with its own intra-op threads (parallel/worker_thread.hpp).
+  // One thread at a time, each with its own intra-op threads (core/worker_thread.hpp).
   for (auto& s : stages_) {
     stage& st = *s;
     int seen = 0;

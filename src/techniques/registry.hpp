@@ -1,7 +1,7 @@
 // The techniques that plug in through the open path: each is one file in src/techniques/ that
 // registers its config values (config/technique_catalog.hpp) and, here, how to run a variant that
 // chose one. The runner asks the registry before its built-in executors; reports learn about the
-// technique only from the metrics it adds (core/metric.hpp).
+// technique only from the metrics it adds (report/metric.hpp).
 #pragma once
 
 #include <memory>

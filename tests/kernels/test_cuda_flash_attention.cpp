@@ -8,6 +8,7 @@
 #include <torch/cuda.h>
 
 #include "core/sdpa_backend_guard.hpp"
+#include "model/attention_impls.hpp"
 #include "kernels/cuda/cuda_flash_attention.hpp"
 #include "runner/attention_bench.hpp"
 #include "test_support.hpp"

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/attention_impls.hpp"
 #include "kernels/cpu/flash_attention.hpp"
 #include "kernels/kernel_catalog.hpp"
 #include "kernels/kernels.hpp"

@@ -1,4 +1,4 @@
-#include "parallel/worker_thread.hpp"
+#include "core/worker_thread.hpp"
 
 #include <future>
 
