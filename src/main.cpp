@@ -16,6 +16,7 @@
 #include "cli/profile_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/schema_command.hpp"
 #include "cli/serve_command.hpp"
 #include "cli/study_command.hpp"
 #include "cli/validate_command.hpp"
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   history_command_options history_opts;
   report_command_options report_opts;
   study_command_options study_opts;
+  schema_command_options schema_opts;
   setup_run(app, run_opts);
   setup_validate(app, validate_opts);
   setup_compare(app, compare_opts);
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   setup_history(app, history_opts);
   setup_report(app, report_opts);
   setup_study(app, study_opts);
+  setup_schema(app, schema_opts);
 #if ATTNBENCH_TEST_HOOKS
   install_test_hooks(app, run_opts, serve_opts);
 #endif
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("history")) return run_history(history_opts);
     if (app.got_subcommand("report")) return run_report(report_opts);
     if (app.got_subcommand("study")) return run_study(study_opts);
+    if (app.got_subcommand("schema")) return run_schema(schema_opts);
   } catch (const input_error& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return exit_bad_input;
