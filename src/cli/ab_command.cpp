@@ -15,14 +15,16 @@
 #include "cli/serve_command.hpp"
 #include "cli/serve_protocol.hpp"
 #include "common/error.hpp"
-#include "runner/resume_state.hpp"
 #include "config/config_parser.hpp"
-#include "runner/config_checks.hpp"
 #include "core/device.hpp"
 #include "report/ab_report.hpp"
 #include "report/file_output.hpp"
+#include "runner/config_checks.hpp"
 #include "runner/measurement_loop.hpp"
+#include "runner/resume_state.hpp"
 #include "runner/serve_experiment.hpp"
+#include "techniques/amp_choice.hpp"
+#include "techniques/variant_plan.hpp"
 
 namespace fs = std::filesystem;
 
@@ -204,7 +206,12 @@ int run_ab(const ab_command_options& opts) {
   report.threshold = threshold;
   report.repetition_mode = cfg.measure.adaptive ? "adaptive" : "fixed";
   report.target_rel_half_width = cfg.measure.adaptive ? cfg.measure.target_rel_half_width : not_a_number;
-  report.environment = describe_environment(cfg, resolve_device(cfg.device), env_options);
+  const torch::Device device = resolve_device(cfg.device);
+  report.environment = describe_environment(cfg, device, env_options);
+  // The builds' children resolve "amp" on this machine as `run` does; the parent's plans (labels,
+  // dtypes, tolerances) follow the same choice.
+  config resolved = cfg;
+  resolve_amp(resolved, report.environment);
 
   const bool same_workload = base.variants() == candidate.variants() && base.samples() == candidate.samples() &&
                              base.real_tokens() == candidate.real_tokens() &&
@@ -221,8 +228,8 @@ int run_ab(const ab_command_options& opts) {
       continue;
     }
     out.info(fmt::format("attnbench ab: variant {} ({} of {})", vc.name, vi + 1, cfg.variants.size()));
-    config pair = cfg;
-    pair.variants = {vc, vc};
+    config pair = resolved;
+    pair.variants = {resolved.variants[vi], resolved.variants[vi]};
     pair.variants[0].name = "base";
     pair.variants[1].name = "candidate";
     pair.baseline = "base";
@@ -236,7 +243,8 @@ int run_ab(const ab_command_options& opts) {
     const auto progress = [&](const std::string& phase, const std::string& who, int64_t done, int64_t total) {
       out.progress({phase, vc.name + " " + who, done, total, seconds_since(started)});
     };
-    measure_variants(pair, scenario, res, progress, [](int64_t /*round*/, bool more) { return more; });
+    measure_variants(pair, plan_variants(pair, device), scenario, res, progress,
+                     [](int64_t /*round*/, bool more) { return more; });
     out.finish_progress();
     report.rows.push_back(ab_row_of(vc.name, res, threshold));
   }

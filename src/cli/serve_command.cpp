@@ -12,12 +12,12 @@
 #include "common/build_info.hpp"
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
-#include "runner/config_checks.hpp"
 #include "core/device.hpp"
+#include "runner/config_checks.hpp"
 #include "runner/measurement_loop.hpp"
 #include "runner/offline_scenario.hpp"
 #include "runner/serve_experiment.hpp"
-#include "runner/variant_traits.hpp"
+#include "techniques/variant_plan.hpp"
 
 namespace attnbench {
 namespace {
@@ -92,8 +92,8 @@ void serve_requests(const config& cfg, offline_scenario& scenario, const run_res
         r = variant_result{};
         r.name = vc.name;
         r.is_baseline = vc.name == cfg.baseline;
-        r.precision = precision_label(vc);
-        r.compute_dtype = compute_dtype_name(vc);
+        r.precision = scenario.plan(i).precision.label;
+        r.compute_dtype = scenario.plan(i).precision.dtype;
         r.attention = to_string(vc.attention);
         if (auto skip = scenario.skip_reason(i, r)) {
           channel.say("skip " + skip->reason);

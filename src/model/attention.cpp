@@ -88,9 +88,9 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const attention
   return linear_forward(out_proj_, out_packed_, context);
 }
 
-void SelfAttentionImpl::pack_linears() {
-  qkv_packed_ = pack_linear(qkv_);
-  out_packed_ = pack_linear(out_proj_);
+void SelfAttentionImpl::pack_linears(linear_kind kind) {
+  qkv_packed_ = pack_linear(qkv_, kind);
+  out_packed_ = pack_linear(out_proj_, kind);
 }
 
 torch::Tensor SelfAttentionImpl::naive_core(const torch::Tensor& q, const torch::Tensor& k,

@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "config/config.hpp"
+#include "model/linear_kind.hpp"
 
 namespace attnbench {
 
@@ -44,9 +45,9 @@ class SelfAttentionImpl : public torch::nn::Module {
   // Attention-probability dropout (applies in training mode only).
   void set_dropout(double p);
   double dropout() const { return dropout_; }
-  // Runs the QKV and output projections on pre-packed oneDNN weights from now on
-  // (model/packed_linear.hpp): inference only, the weights must not change afterwards.
-  void pack_linears();
+  // Runs the QKV and output projections on the path `kind` names from now on, on weights prepared
+  // once (model/packed_linear.hpp): inference only, the weights must not change afterwards.
+  void pack_linears(linear_kind kind);
 
  private:
   torch::Tensor naive_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -62,8 +63,8 @@ class SelfAttentionImpl : public torch::nn::Module {
   double dropout_;
   torch::nn::Linear qkv_{nullptr};
   torch::nn::Linear out_proj_{nullptr};
-  torch::Tensor qkv_packed_;  // undefined until pack_linears()
-  torch::Tensor out_packed_;
+  prepared_linear qkv_packed_;  // plain until pack_linears()
+  prepared_linear out_packed_;
   torch::nn::Dropout attn_dropout_{nullptr};
 };
 TORCH_MODULE(SelfAttention);

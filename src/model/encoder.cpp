@@ -74,10 +74,10 @@ torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const attention_
   return ffn_norm_(h + f);
 }
 
-void EncoderLayerImpl::pack_linears() {
-  attention_->pack_linears();
-  ffn_in_packed_ = pack_linear(ffn_in_);
-  ffn_out_packed_ = pack_linear(ffn_out_);
+void EncoderLayerImpl::pack_linears(linear_kind kind) {
+  attention_->pack_linears(kind);
+  ffn_in_packed_ = pack_linear(ffn_in_, kind);
+  ffn_out_packed_ = pack_linear(ffn_out_, kind);
 }
 
 EncoderClassifierImpl::EncoderClassifierImpl(const model_config& cfg) : cfg_(cfg) {
@@ -151,9 +151,9 @@ void EncoderClassifierImpl::set_dropout(double p) {
   }
 }
 
-void EncoderClassifierImpl::pack_linears() {
+void EncoderClassifierImpl::pack_linears(linear_kind kind) {
   torch::NoGradGuard no_grad;
-  for (int64_t i = 0; i < num_layers(); ++i) layer(i)->pack_linears();
+  for (int64_t i = 0; i < num_layers(); ++i) layer(i)->pack_linears(kind);
 }
 
 void EncoderClassifierImpl::init_weights(uint64_t seed) {

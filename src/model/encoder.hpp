@@ -37,17 +37,18 @@ class EncoderLayerImpl : public torch::nn::Module {
   explicit EncoderLayerImpl(const model_config& cfg);
   // x: (B, S, H) → (B, S, H)
   torch::Tensor forward(const torch::Tensor& x, const attention_mask& mask, const attention_settings& how);
-  // Every linear of the layer on pre-packed oneDNN weights, the FFN's GELU fused into its first
-  // GEMM (model/packed_linear.hpp): inference only, the weights must not change afterwards.
-  void pack_linears();
+  // Every linear of the layer on the path `kind` names (model/linear_kind.hpp), on weights
+  // prepared once, the FFN's GELU fused into its first GEMM (model/packed_linear.hpp): inference
+  // only, the weights must not change afterwards.
+  void pack_linears(linear_kind kind);
 
  private:
   SelfAttention attention_{nullptr};
   torch::nn::LayerNorm attention_norm_{nullptr};
   torch::nn::Linear ffn_in_{nullptr};
   torch::nn::Linear ffn_out_{nullptr};
-  torch::Tensor ffn_in_packed_;  // undefined until pack_linears()
-  torch::Tensor ffn_out_packed_;
+  prepared_linear ffn_in_packed_;  // plain until pack_linears()
+  prepared_linear ffn_out_packed_;
   torch::nn::LayerNorm ffn_norm_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
 };
@@ -87,9 +88,9 @@ class EncoderClassifierImpl : public torch::nn::Module {
   // Sets every dropout probability of the model (BERT's 0.1 by default); active in train() mode.
   void set_dropout(double p);
 
-  // Runs every encoder layer's linears on pre-packed oneDNN weights from now on (fp32, CPU,
-  // inference: EncoderLayerImpl::pack_linears). For a copy (replicate): the run's model is shared.
-  void pack_linears();
+  // Runs every encoder layer's linears on the path `kind` names from now on (CPU, inference:
+  // EncoderLayerImpl::pack_linears). For a copy (replicate): the run's model is shared.
+  void pack_linears(linear_kind kind);
 
   void set_attention(const attention_settings& how) { how_ = how; }
   const attention_settings& attention() const { return how_; }

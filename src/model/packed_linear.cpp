@@ -62,21 +62,38 @@ torch::Tensor packed_linear(const torch::Tensor& x, const torch::Tensor& packed_
   return stack.at(0).toTensor();
 }
 
-torch::Tensor pack_linear(const torch::nn::Linear& linear) {
-  if (auto q = quantized_weight_of(*linear)) return prepack_int8_weight(q->weight);
-  return pack_linear_weight(linear->weight);
+prepared_linear pack_linear(const torch::nn::Linear& linear, linear_kind kind) {
+  switch (kind) {
+    case linear_kind::int8: {
+      auto q = quantized_weight_of(*linear);
+      TORCH_CHECK(q.has_value(),
+                  "int8 linear: the linear holds no quantized weight (quantize_linear first: "
+                  "model/int8_linear.hpp)");
+      return {kind, prepack_int8_weight(q->weight)};
+    }
+    case linear_kind::packed:
+      return {kind, pack_linear_weight(linear->weight)};
+    case linear_kind::plain:
+      break;
+  }
+  return {};
 }
 
-torch::Tensor linear_forward(torch::nn::Linear linear, const torch::Tensor& packed, const torch::Tensor& x_in,
-                             bool gelu) {
+torch::Tensor linear_forward(torch::nn::Linear linear, const prepared_linear& prepared,
+                             const torch::Tensor& x_in, bool gelu) {
   // The accuracy study's hooks (model/random_rounding.hpp): identity outside its float64 runs.
   const torch::Tensor x = rounded_input(x_in);
-  if (packed.defined() && packed.scalar_type() == torch::kChar) {
-    auto q = quantized_weight_of(*linear);
-    TORCH_CHECK(q.has_value(), "packed linear: an int8 weight without its scales (model/int8_linear.hpp)");
-    return int8_linear(x, packed, *q, linear->bias, gelu);
+  switch (prepared.kind) {
+    case linear_kind::int8: {
+      auto q = quantized_weight_of(*linear);
+      TORCH_CHECK(q.has_value(), "int8 linear: an int8 weight without its scales (model/int8_linear.hpp)");
+      return int8_linear(x, prepared.weight, *q, linear->bias, gelu);
+    }
+    case linear_kind::packed:
+      return packed_linear(x, prepared.weight, linear->bias, gelu);
+    case linear_kind::plain:
+      break;
   }
-  if (packed.defined()) return packed_linear(x, packed, linear->bias, gelu);
   auto y = linear(x);
   return rounded_output(gelu ? torch::gelu(y) : y);
 }

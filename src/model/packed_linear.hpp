@@ -14,6 +14,8 @@
 
 #include <torch/torch.h>
 
+#include "model/linear_kind.hpp"
+
 namespace attnbench {
 
 // Why pre-packed linears cannot run in this LibTorch (its oneDNN operators are not registered),
@@ -38,14 +40,15 @@ torch::Tensor pack_linear_weight(const torch::Tensor& weight);
 torch::Tensor packed_linear(const torch::Tensor& x, const torch::Tensor& packed_weight, const torch::Tensor& bias,
                             bool gelu);
 
-// A linear's weight packed for its GEMM: its int8 weight for oneDNN's int8 matmul where
-// quantize_linear stored one in it (model/int8_linear.hpp), else pack_linear_weight of its weight.
-torch::Tensor pack_linear(const torch::nn::Linear& linear);
+// A linear's weight prepared for the path `kind` names: packed, pack_linear_weight of its weight;
+// int8, its int8 weight for oneDNN's int8 matmul, which quantize_linear must have stored in it
+// (model/int8_linear.hpp: an error otherwise); plain, nothing.
+prepared_linear pack_linear(const torch::nn::Linear& linear, linear_kind kind);
 
-// A torch::nn::Linear's forward, or its packed form once `packed` is set (pack_linear): the
-// encoder's linear sites call this, so a model with packed weights runs them; an int8 `packed`
-// runs int8_linear with the linear's quantized weight's scales.
-torch::Tensor linear_forward(torch::nn::Linear linear, const torch::Tensor& packed, const torch::Tensor& x,
-                             bool gelu = false);
+// A linear site's forward by the path its prepared weight names (pack_linear): ATen's linear,
+// packed_linear, or int8_linear with the linear's quantized weight's scales. The encoder's linear
+// sites call this.
+torch::Tensor linear_forward(torch::nn::Linear linear, const prepared_linear& prepared,
+                             const torch::Tensor& x, bool gelu = false);
 
 }  // namespace attnbench

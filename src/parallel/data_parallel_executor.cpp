@@ -37,7 +37,8 @@ struct data_parallel_executor::worker {
 };
 
 data_parallel_executor::data_parallel_executor(const EncoderClassifier& model, const variant_config& variant,
-                                               bool causal, const dataset& data, const std::vector<int64_t>& rows,
+                                               const variant_plan& plan, bool causal, const dataset& data,
+                                               const std::vector<int64_t>& rows,
                                                const batching_base& batching, bool assemble_inputs) {
   const parallel_config& pc = *variant.parallel;
   const auto n = static_cast<int64_t>(pc.devices.size());
@@ -51,7 +52,7 @@ data_parallel_executor::data_parallel_executor(const EncoderClassifier& model, c
     w->samples = s.samples;
     w->real_tokens = s.real_tokens;
     w->threads = device.is_cpu() ? threads : 0;
-    w->shard = std::make_unique<shard_runner>(replicate(model, device), device, variant, causal, data,
+    w->shard = std::make_unique<shard_runner>(replicate(model, device), device, variant, plan, causal, data,
                                               std::move(s.plans), assemble_inputs);
     workers_.push_back(std::move(w));
   }

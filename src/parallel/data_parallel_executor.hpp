@@ -20,10 +20,11 @@
 
 #include "common/thread_sync.hpp"
 #include "config/config.hpp"
+#include "core/executor.hpp"
+#include "core/worker_thread.hpp"
 #include "model/encoder.hpp"
 #include "parallel/shard_runner.hpp"
-#include "core/worker_thread.hpp"
-#include "core/executor.hpp"
+#include "techniques/variant_plan.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/dataset.hpp"
 
@@ -33,8 +34,9 @@ class data_parallel_executor : public executor_base {
  public:
   // `rows`: the dataset rows a pass computes; `batching` plans the pass's batches, then shared out. CPU
   // workers get `parallel.threads_per_worker` threads, or the caller's thread count ÷ workers.
-  data_parallel_executor(const EncoderClassifier& model, const variant_config& variant, bool causal,
-                         const dataset& data, const std::vector<int64_t>& rows, const batching_base& batching,
+  data_parallel_executor(const EncoderClassifier& model, const variant_config& variant,
+                         const variant_plan& plan, bool causal, const dataset& data,
+                         const std::vector<int64_t>& rows, const batching_base& batching,
                          bool assemble_inputs);
   ~data_parallel_executor() override;
   data_parallel_executor(const data_parallel_executor&) = delete;

@@ -38,9 +38,10 @@ torch::Device distributed_executor::rank_device(const distributed_world& world, 
 }
 
 distributed_executor::distributed_executor(distributed_world& world, const EncoderClassifier& model,
-                                           torch::Device run_device, const variant_config& variant, bool causal,
-                                           const dataset& data, const std::vector<int64_t>& rows,
-                                           const batching_base& batching, bool assemble_inputs)
+                                           torch::Device run_device, const variant_config& variant,
+                                           const variant_plan& plan, bool causal, const dataset& data,
+                                           const std::vector<int64_t>& rows, const batching_base& batching,
+                                           bool assemble_inputs)
     : world_(world), name_(variant.name), threads_(variant.parallel->threads_per_worker) {
   auto shards = shard_batches(data, batching.plan(data, rows), model->config(), world_.size());
   std::vector<batch_plan> mine;
@@ -56,8 +57,8 @@ distributed_executor::distributed_executor(distributed_world& world, const Encod
     if (r == world_.rank()) mine = std::move(s.plans);
   }
   const torch::Device device = rank_device(world_, run_device);
-  shard_ = std::make_unique<shard_runner>(device == run_device ? model : replicate(model, device), device, variant,
-                                          causal, data, std::move(mine), assemble_inputs);
+  shard_ = std::make_unique<shard_runner>(device == run_device ? model : replicate(model, device), device,
+                                          variant, plan, causal, data, std::move(mine), assemble_inputs);
   rank_s_.resize(static_cast<std::size_t>(world_.size()));
 }
 

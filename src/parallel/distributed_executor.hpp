@@ -11,10 +11,11 @@
 #include <torch/torch.h>
 
 #include "config/config.hpp"
+#include "core/executor.hpp"
 #include "model/encoder.hpp"
 #include "parallel/distributed_world.hpp"
 #include "parallel/shard_runner.hpp"
-#include "core/executor.hpp"
+#include "techniques/variant_plan.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/dataset.hpp"
 
@@ -24,8 +25,9 @@ class distributed_executor : public executor_base {
  public:
   // `model` lives on the run's device; a rank whose device differs (cuda:LOCAL_RANK) gets a replica.
   distributed_executor(distributed_world& world, const EncoderClassifier& model, torch::Device run_device,
-                       const variant_config& variant, bool causal, const dataset& data,
-                       const std::vector<int64_t>& rows, const batching_base& batching, bool assemble_inputs);
+                       const variant_config& variant, const variant_plan& plan, bool causal,
+                       const dataset& data, const std::vector<int64_t>& rows, const batching_base& batching,
+                       bool assemble_inputs);
   ~distributed_executor() override;
 
   bool runs_whole_passes() const override { return true; }

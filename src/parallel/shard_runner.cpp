@@ -32,8 +32,11 @@ struct shard_runner::cuda_state {};
 #endif
 
 shard_runner::shard_runner(EncoderClassifier replica, torch::Device device, const variant_config& variant,
-                           bool causal, const dataset& data, std::vector<batch_plan> plans, bool assemble_inputs)
-    : device_(device), plans_(std::move(plans)), executor_(std::move(replica), device, variant, causal) {
+                           const variant_plan& plan, bool causal, const dataset& data,
+                           std::vector<batch_plan> plans, bool assemble_inputs)
+    : device_(device),
+      plans_(std::move(plans)),
+      executor_(std::move(replica), device, variant, plan, causal) {
 #ifdef ATTNBENCH_WITH_CUDA
   if (device_.is_cuda())
     cuda_ = std::make_unique<cuda_state>(cuda_state{c10::cuda::getStreamFromPool(false, device_.index())});

@@ -20,8 +20,9 @@ class shard_runner {
  public:
   // `plans` are this worker's batches (over its shard's rows). Inputs are built once here on
   // `device`, unless `assemble_inputs`, when each pass builds them as a serving path would.
-  shard_runner(EncoderClassifier replica, torch::Device device, const variant_config& variant, bool causal,
-               const dataset& data, std::vector<batch_plan> plans, bool assemble_inputs);
+  shard_runner(EncoderClassifier replica, torch::Device device, const variant_config& variant,
+               const variant_plan& plan, bool causal, const dataset& data, std::vector<batch_plan> plans,
+               bool assemble_inputs);
   ~shard_runner();
   shard_runner(const shard_runner&) = delete;
   shard_runner& operator=(const shard_runner&) = delete;

@@ -13,15 +13,16 @@
 #include "common/error.hpp"
 #include "config/config_defaults.hpp"
 #include "config/profile_config.hpp"
+#include "core/device.hpp"
 #include "model/encoder.hpp"
 #include "model/flops.hpp"
 #include "profile/kineto_session.hpp"
 #include "profile/profile_outputs.hpp"
 #include "profile/profile_schedule.hpp"
 #include "report/file_output.hpp"
-#include "core/device.hpp"
 #include "runner/executor_base.hpp"
 #include "techniques/amp_choice.hpp"
+#include "techniques/variant_plan.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/workload_checks.hpp"
 
@@ -67,7 +68,7 @@ profiled_variant profile_variant(const config& cfg, const variant_config& vc, En
   std::vector<batch> batches;
   input_assembler assemble(data, device, /*pool=*/false);
   for (const auto& p : plans) batches.push_back(assemble.assemble(p));
-  const auto executor = make_executor(model, device, vc, cfg.model.causal);
+  const auto executor = make_executor(model, device, vc, plan_variant(cfg, vc, device), cfg.model.causal);
 
   const profile_config pc = profile_config_of(cfg);
   const profile_schedule schedule(pc);

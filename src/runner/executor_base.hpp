@@ -11,18 +11,19 @@
 
 #include "config/config.hpp"
 #include "core/executor.hpp"
-#include "techniques/plain_executor.hpp"
 #include "model/encoder.hpp"
 #include "report/result.hpp"
+#include "techniques/plain_executor.hpp"
+#include "techniques/variant_plan.hpp"
 #include "workload/batching_base.hpp"
 
 namespace attnbench {
 
-// Why this variant cannot run here (e.g. offloading without an accelerator), or nullopt. The
-// variant is then SKIPPED with the reason in every report: no numbers, not a failure.
-std::optional<std::string> executor_skip_reason(const variant_config& variant, torch::Device device);
-
+// The variant's executor, as its plan says (techniques/variant_plan.hpp): the owning registered
+// technique's, then the built-in ones from its technique blocks. Why it cannot run here is the
+// plan's skip_reason, asked before this.
 std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,
-                                             const variant_config& variant, bool causal);
+                                             const variant_config& variant, const variant_plan& plan,
+                                             bool causal);
 
 }  // namespace attnbench

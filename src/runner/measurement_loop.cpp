@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
@@ -17,14 +18,15 @@
 #include "runner/pass_statistics.hpp"
 #include "runner/resume_state.hpp"
 #include "runner/timed_rounds.hpp"
-#include "runner/variant_traits.hpp"
 #include "stats/summary.hpp"
+#include "techniques/variant_plan.hpp"
 
 namespace attnbench {
 namespace {
 
 // What the loop keeps of one variant from its set-up to its statistics.
 struct loop_variant {
+  const variant_plan* plan = nullptr;  // its plan: precision label, dtype, tolerance
   variant_result result;
   bool ran = false;             // its check pass and every pass since succeeded
   std::vector<double> pass_s;   // timed passes
@@ -91,12 +93,12 @@ bool within_time(variant_result& r, const variant_limits& limits, const char* wh
 // The labels every scenario gives a variant, then why it does not run here, if it does not: the
 // scenario's reasons first (they are the more specific), then a pending technique.
 std::optional<skip_verdict> label_or_skip(const config& cfg, scenario_base& scenario, std::size_t i,
-                                          variant_result& r) {
+                                          const variant_plan& plan, variant_result& r) {
   const variant_config& vc = cfg.variants[i];
   r.name = vc.name;
   r.is_baseline = vc.name == cfg.baseline;
-  r.precision = precision_label(vc);
-  r.compute_dtype = compute_dtype_name(vc);
+  r.precision = plan.precision.label;
+  r.compute_dtype = plan.precision.dtype;
   // A custom variant shows its kernel (offline_scenario names the device's default once resolved).
   r.attention = vc.attention == attention_kind::custom && !vc.kernel.empty() ? vc.kernel : to_string(vc.attention);
   r.sdpa_backend = vc.attention == attention_kind::sdpa ? to_string(vc.backend) : "";
@@ -109,9 +111,10 @@ std::optional<skip_verdict> label_or_skip(const config& cfg, scenario_base& scen
 // What the device a variant computes on changes about its precision, said beside it in every
 // report: what "amp" became and why, the CPU features it lacks (never assumed: read from the
 // environment's detected features), and a measured ceiling below fp32's.
-void note_hardware(const environment_info& env, const variant_config& vc, variant_result& r) {
+void note_hardware(const environment_info& env, const variant_config& vc, const variant_plan& plan,
+                   variant_result& r) {
   if (!vc.precision_choice.empty()) r.notes.push_back(vc.precision_choice);
-  const std::string dtype = compute_dtype_name(vc);
+  const std::string& dtype = plan.precision.dtype;
   if (env.device == "cpu") {
     cpu_info cpu;
     cpu.model_name = env.cpu_model;
@@ -120,7 +123,7 @@ void note_hardware(const environment_info& env, const variant_config& vc, varian
     if (auto note = slow_dtype_note(cpu, dtype)) r.notes.push_back(*note);
   }
   // Measured, whatever the features say: reduced precision that multiplies slower than fp32.
-  const double own = ceiling_for(env, vc), fp32 = measured_ceiling(env, "fp32");
+  const double own = measured_ceiling(env, dtype), fp32 = measured_ceiling(env, "fp32");
   if (dtype != "fp32" && std::isfinite(own) && std::isfinite(fp32) && own < fp32)
     r.notes.push_back(fmt::format("warning: the measured {} matmul ceiling ({:.3g} GFLOP/s) is below fp32's "
                                   "({:.3g} GFLOP/s) on this device: {} costs time here",
@@ -178,13 +181,13 @@ std::string set_up(const config& cfg, const environment_info& env, scenario_base
       interrupted = fmt::format("{} during the check passes, before variant {} of {}", signal_name(sig), i + 1,
                                 variants.size());
     if (!interrupted.empty()) {
-      label_or_skip(cfg, scenario, i, r);
+      label_or_skip(cfg, scenario, i, *variants[i].plan, r);
       r.status = status_kind::skipped;
       r.reason = "not run: the run was interrupted (" + interrupted + ")";
       r.check.message = "not run";
       continue;
     }
-    if (auto skip = label_or_skip(cfg, scenario, i, r)) {
+    if (auto skip = label_or_skip(cfg, scenario, i, *variants[i].plan, r)) {
       r.status = status_kind::skipped;
       r.reason = skip->reason;
       r.description = skip->description;
@@ -192,7 +195,7 @@ std::string set_up(const config& cfg, const environment_info& env, scenario_base
       continue;
     }
     if (!guarded(r, "could not set up: ", limits, [&] { scenario.prepare(i, r); })) continue;
-    note_hardware(env, cfg.variants[i], r);
+    note_hardware(env, cfg.variants[i], *variants[i].plan, r);
     progress("check", r.name, checked++, static_cast<int64_t>(variants.size()));
     const auto check_started = pass_clock::now();
     variants[i].ran = guarded(r, "could not run: ", limits, [&] { scenario.check_pass(i, r); }) &&
@@ -264,8 +267,8 @@ rounds_outcome time_variants(const config& cfg, scenario_base& scenario, std::ve
 
 // Throughput, speedup, latency percentiles and achieved GFLOP/s of a variant that ran. Rates count
 // what a pass serves: every sample and its real tokens, repeats included.
-void summarize_variant(const run_result& res, const variant_config& vc, loop_variant& v,
-                       const std::vector<double>& base_samples_per_s, bool base_ran) {
+void summarize_variant(const run_result& res, loop_variant& v, const std::vector<double>& base_samples_per_s,
+                       bool base_ran) {
   variant_result& r = v.result;
   const auto samples = static_cast<double>(res.workload.samples);
   summarize_passes(r, v.pass_s, samples, static_cast<double>(res.workload.real_tokens), base_samples_per_s,
@@ -273,8 +276,9 @@ void summarize_variant(const run_result& res, const variant_config& vc, loop_var
   r.latency_ms =
       latency_summary{percentile(v.unit_ms, 50), percentile(v.unit_ms, 90), percentile(v.unit_ms, 99)};
   r.achieved_gflops = r.flops_per_pass * r.throughput.geomean / samples / 1e9;
-  r.ceiling_share = r.achieved_gflops / ceiling_for(res.environment, vc);
-  if (r.ceiling_share > 1.0) r.notes.push_back(ceiling_exceeded_note(res.environment, r, compute_dtype_name(vc)));
+  const std::string& dtype = v.plan->precision.dtype;
+  r.ceiling_share = r.achieved_gflops / measured_ceiling(res.environment, dtype);
+  if (r.ceiling_share > 1.0) r.notes.push_back(ceiling_exceeded_note(res.environment, r, dtype));
 }
 
 // The statistics, the check against the baseline and the status of every variant that ran,
@@ -293,10 +297,9 @@ void check_and_report(const config& cfg, scenario_base& scenario, std::vector<lo
     loop_variant& v = variants[i];
     variant_result& r = v.result;
     if (v.ran) {
-      const variant_config& vc = cfg.variants[i];
-      summarize_variant(res, vc, v, base_samples_per_s, base_ran);
+      summarize_variant(res, v, base_samples_per_s, base_ran);
       if (base_ran) {
-        r.check = scenario.check(i, base_at, tolerance_for(cfg, vc), r);
+        r.check = scenario.check(i, base_at, v.plan->precision.tolerance, r);
         r.check.random_weights = res.check.random_weights;
       } else {
         r.check.status = status_kind::fail;
@@ -349,11 +352,16 @@ std::string error_text(const std::exception& e) {
   return c10_error ? c10_error->what_without_backtrace() : e.what();
 }
 
-bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
-                      const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
-                      run_observer* observer, bool single_process, loop_resume* resume) {
+bool measure_variants(const config& cfg, const std::vector<variant_plan>& plans, scenario_base& scenario,
+                      run_result& res, const loop_progress& progress,
+                      const std::function<bool(int64_t, bool)>& agree, run_observer* observer,
+                      bool single_process, loop_resume* resume) {
   const rounds_state* from = resume ? resume->from : nullptr;
+  if (plans.size() != cfg.variants.size())
+    throw std::logic_error(
+        fmt::format("measure_variants: {} plans for {} variants", plans.size(), cfg.variants.size()));
   std::vector<loop_variant> variants(cfg.variants.size());
+  for (std::size_t i = 0; i < variants.size(); ++i) variants[i].plan = &plans[i];
   variant_limits limits;
   limits.max_memory_bytes = max_memory_bytes(cfg);
   limits.max_pass_s = explicit_max_time_s(cfg);

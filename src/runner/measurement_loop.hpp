@@ -20,6 +20,7 @@
 #include "core/run_observer.hpp"
 #include "report/result.hpp"
 #include "runner/resume_state.hpp"
+#include "techniques/variant_plan.hpp"
 
 namespace attnbench {
 
@@ -76,10 +77,12 @@ using loop_progress =
 // through `agree`, unless `single_process`); the variants' results are then what was measured, and
 // res.complete is false with the reason. measure.max_memory_bytes and measure.max_time_s make a
 // variant OOM or TIMEOUT instead of FAIL (README "What happens when things go wrong").
-bool measure_variants(const config& cfg, scenario_base& scenario, run_result& res,
-                      const loop_progress& progress, const std::function<bool(int64_t, bool)>& agree,
-                      run_observer* observer = nullptr, bool single_process = true,
-                      loop_resume* resume = nullptr);
+// plans: cfg's variants' (techniques/variant_plan.hpp), in cfg's order: they give each row its
+// precision label, compute dtype (its ceiling) and tolerance.
+bool measure_variants(const config& cfg, const std::vector<variant_plan>& plans, scenario_base& scenario,
+                      run_result& res, const loop_progress& progress,
+                      const std::function<bool(int64_t, bool)>& agree, run_observer* observer = nullptr,
+                      bool single_process = true, loop_resume* resume = nullptr);
 
 // The clock scenarios time their passes with (monotonic), and the seconds from t0 to now on it.
 using pass_clock = std::chrono::steady_clock;

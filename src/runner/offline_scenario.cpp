@@ -13,8 +13,8 @@
 #include "core/device.hpp"
 #include "core/sdpa_backend_guard.hpp"
 #include "kernels/kernel_catalog.hpp"
-#include "model/attention_impls.hpp"
 #include "model/attention.hpp"
+#include "model/attention_impls.hpp"
 #include "model/flops.hpp"
 #include "model/torchscript_model.hpp"
 #include "parallel/data_parallel_executor.hpp"
@@ -26,10 +26,10 @@
 #include "runner/runner.hpp"
 #include "runner/server_scenario.hpp"
 #include "runner/torchscript_executor.hpp"
-#include "runner/variant_traits.hpp"
 #include "techniques/plain_executor.hpp"
 #include "techniques/precision.hpp"
 #include "techniques/registry.hpp"
+#include "techniques/variant_plan.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/result_cache.hpp"
 
@@ -182,15 +182,17 @@ void run_check_pass(offline_variant& v, variant_result& r, const dataset& data, 
   v.outputs = v.outputs.index_select(0, torch::tensor(v.answered_by, torch::kLong));
 }
 
-std::string describe_variant(const variant_config& v, const variant_config& base, const std::string& batching,
+std::string describe_variant(const variant_config& v, const variant_plan& plan, const variant_config& base,
+                             const variant_plan& base_plan, const std::string& batching,
                              const std::string& base_batching) {
   if (!v.description.empty()) return v.description;
   if (&v == &base) return "the baseline";
   std::vector<std::string> diffs;
-  if (const technique* t = technique_for(v)) {
-    diffs.push_back(t->describe(v));
-  } else if (precision_label(v) != precision_label(base)) {
-    diffs.push_back(fmt::format("precision {} instead of {}", precision_label(v), precision_label(base)));
+  if (!plan.description.empty()) {
+    diffs.push_back(plan.description);
+  } else if (plan.precision.label != base_plan.precision.label) {
+    diffs.push_back(
+        fmt::format("precision {} instead of {}", plan.precision.label, base_plan.precision.label));
   }
   if (v.attention != base.attention || v.backend != base.backend || v.kernel != base.kernel) {
     const auto name = [](const variant_config& x) {
@@ -237,9 +239,9 @@ std::string describe_variant(const variant_config& v, const variant_config& base
 // The SDPA backend LibTorch picks for this variant's first batch: the inputs' shapes and dtype
 // as the model would pass them, under the variant's backend flags.
 std::string sdpa_backend_in_use(const EncoderClassifier& model, const batch& b, const variant_config& vc,
-                                torch::Device device) {
+                                const variant_plan& plan, torch::Device device) {
   const model_config& m = model->config();
-  const auto opts = torch::TensorOptions().device(device).dtype(compute_scalar_type(vc));
+  const auto opts = torch::TensorOptions().device(device).dtype(plan.precision.activations);
   auto q = torch::empty({b.input_ids.size(0), m.heads, b.padded_length, m.hidden / m.heads},
                         opts);  // (B, h, S, d)
   const bool padded = b.real_tokens < b.input_ids.numel();
@@ -253,7 +255,7 @@ std::string sdpa_backend_in_use(const EncoderClassifier& model, const batch& b, 
 // flash takes no mask): "flash", or "flash (3 batches), math (5 batches)".
 std::string sdpa_backends_in_use(const EncoderClassifier& model, const dataset& data,
                                  const std::vector<batch_plan>& plans, const variant_config& vc,
-                                 torch::Device device) {
+                                 const variant_plan& plan, torch::Device device) {
   std::map<std::string, int64_t> count;
   std::map<std::tuple<std::size_t, int64_t, bool>, std::string> by_shape;  // (B, S, padded) → backend
   input_assembler assemble(data, device, /*pool=*/false);
@@ -263,7 +265,7 @@ std::string sdpa_backends_in_use(const EncoderClassifier& model, const dataset& 
     const auto key = std::make_tuple(p.rows.size(), p.padded_length, real < p.padded_tokens());
     auto it = by_shape.find(key);
     if (it == by_shape.end())
-      it = by_shape.emplace(key, sdpa_backend_in_use(model, assemble.assemble(p), vc, device)).first;
+      it = by_shape.emplace(key, sdpa_backend_in_use(model, assemble.assemble(p), vc, plan, device)).first;
     ++count[it->second];
   }
   if (count.size() == 1) return count.begin()->first;
@@ -321,9 +323,9 @@ double pass_flops(const offline_variant& v, const dataset& data, const model_con
 }
 
 // The per-pass work of the variant's batches: tokens, padding and forward FLOPs.
-// `pruned_heads`: attention heads per layer the variant's executor runs without
-// (technique::pruned_heads); they are not computed, so they do not count, and the share of the
-// FLOPs they save is a metric.
+// `pruned_heads`: attention heads per layer the variant's executor runs without (the model's
+// heads less its plan's, variant_plan::heads); they are not computed, so they do not count, and the share of
+// the FLOPs they save is a metric.
 void count_work(const offline_variant& v, const dataset& data, const model_config& m, bool skips_padded_keys,
                 int64_t pruned_heads, int64_t rows, variant_result& r) {
   r.batches = static_cast<int64_t>(v.plans.size());
@@ -366,8 +368,10 @@ void record_device_memory(int64_t weight_bytes, variant_result& r) {
 
 }  // namespace
 
-offline_scenario::offline_scenario(const config& cfg, const dataset& data, offline_setup setup)
+offline_scenario::offline_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data,
+                                   offline_setup setup)
     : cfg_(cfg),
+      plans_(std::move(plans)),
       data_(data),
       setup_(std::move(setup)),
       base_cfg_(*find_variant(cfg, cfg.baseline)),
@@ -377,6 +381,12 @@ offline_scenario::offline_scenario(const config& cfg, const dataset& data, offli
       variants_(cfg.variants.size()) {}
 
 offline_scenario::~offline_scenario() = default;
+
+std::string offline_scenario::describe(std::size_t i, const std::string& batching) const {
+  const auto base = static_cast<std::size_t>(&base_cfg_ - cfg_.variants.data());
+  return describe_variant(cfg_.variants[i], plans_[i], base_cfg_, plans_[base], batching,
+                          batching.empty() ? "" : base_batching_);
+}
 
 bool offline_scenario::collective(std::size_t i) const {
   const variant_config& vc = cfg_.variants[i];
@@ -401,9 +411,8 @@ std::optional<skip_verdict> offline_scenario::skip_reason(std::size_t i, variant
     return skip_verdict{
         "runs across processes: start it with `attnbench launch --nproc N` (or torchrun, srun); "
         "this is a single process",
-        describe_variant(vc, base_cfg_, "", "")};
-  if (auto why = executor_skip_reason(vc, setup_.device))
-    return skip_verdict{*why, describe_variant(vc, base_cfg_, "", "")};
+        describe(i, "")};
+  if (const auto& why = plans_[i].skip_reason) return skip_verdict{*why, describe(i, "")};
   if (needs_whole_model_on_device(i)) {
     try {
       setup_.model->on_device();
@@ -412,10 +421,11 @@ std::optional<skip_verdict> offline_scenario::skip_reason(std::size_t i, variant
       // the whole model on the device (offload) still run.
       int64_t weights = 0;
       for (const auto& p : setup_.model->host()->parameters()) weights += static_cast<int64_t>(p.nbytes());
-      return skip_verdict{fmt::format("OOM: out of device memory placing the whole model ({} bytes of weights) "
-                                      "on {}: {}",
-                                      weights, setup_.device.str(), e.what_without_backtrace()),
-                          describe_variant(vc, base_cfg_, "", "")};
+      return skip_verdict{
+          fmt::format("OOM: out of device memory placing the whole model ({} bytes of weights) "
+                      "on {}: {}",
+                      weights, setup_.device.str(), e.what_without_backtrace()),
+          describe(i, "")};
     }
   }
   return std::nullopt;
@@ -447,7 +457,7 @@ std::string plan_difference_note(const std::string& other, const std::string& ba
 bool offline_scenario::needs_whole_model_on_device(std::size_t i) const {
   const variant_config& vc = cfg_.variants[i];
   if (!setup_.model || setup_.scripted || vc.pending) return false;
-  if (technique_for(vc)) return true;  // a registered technique's executor starts from the whole model
+  if (plans_[i].owner) return true;  // a registered technique's executor starts from the whole model
   if (vc.offload) return false;
   if (vc.parallel && vc.parallel->mode == parallel_mode::threads) return false;
   return true;
@@ -465,13 +475,13 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
     r.notes.push_back("no effect in inference: no activations are kept");
   batch_cost_model cost = default_planner_calibration(cfg_.model).model;
   if (vc.batching.kind == "dynamic" && vc.batching.planner == planner_kind::cost) {
-    // One fit per resolved precision (precision_label: "fp32", "amp-bf16", "bf16", "int8" …), through
+    // One fit per resolved precision (the plan's label: "fp32", "amp-bf16", "bf16", "int8" …), through
     // the executor of the first cost-planned variant of that precision, the one it will run (an
     // int8 or cast variant through its technique's path, not fp32's): a second row that changes the
     // attention, or runs on worker threads, is planned with the same overhead and so gets the same
     // batches. Keyed by the config's precision value, an int8 or bf16-cast row would have been
     // planned by fp32's fit.
-    const std::string label = precision_label(vc);
+    const std::string label = plans_[i].precision.label;
     const bool pinned_backend =
         vc.attention == attention_kind::sdpa && vc.backend != sdpa_backend::auto_select;
     const std::string setting =
@@ -488,7 +498,8 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
         // Calibrating runs the plain path: it would place the whole model on the device.
         fit.method = "default: an offload variant is not calibrated";
       } else {
-        const auto exec = make_executor(setup_.model->on_device(), setup_.device, vc, cfg_.model.causal);
+        const auto exec =
+            make_executor(setup_.model->on_device(), setup_.device, vc, plans_[i], cfg_.model.causal);
         fit = calibrate_planner(*exec, setting, setup_.device, cfg_.model, data_, vc.batching);
         fit.method +=
             fmt::format(" (variant \"{}\"; every cost-planned {} variant plans with it)", vc.name, label);
@@ -500,14 +511,14 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
   }
   const auto batching = make_batching(vc.batching, cfg_.workload.max_length, cost);
   r.batching = batching->describe() + (vc.batching.pool ? " pool" : "") + (vc.batching.cache ? " cache" : "");
-  r.description = describe_variant(vc, base_cfg_, r.batching, base_batching_);
+  r.description = describe(i, r.batching);
   const std::vector<int64_t> rows = computed_rows(v, data_, vc.batching.cache, r);
   const torch::Device device = setup_.device;
   if (collective(i)) {
     try {
-      auto ranks =
-          std::make_unique<distributed_executor>(*setup_.world, setup_.model->on_device(), device, vc, cfg_.model.causal,
-                                                 data_, rows, *batching, cfg_.measure.assemble_inputs);
+      auto ranks = std::make_unique<distributed_executor>(*setup_.world, setup_.model->on_device(), device,
+                                                          vc, plans_[i], cfg_.model.causal, data_, rows,
+                                                          *batching, cfg_.measure.assemble_inputs);
       v.plans = ranks->plans();
       v.executor = std::move(ranks);
     } catch (const distributed_error&) {
@@ -521,8 +532,9 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
   } else if (vc.parallel) {
     // Workers own their shards' batches and inputs; v.plans lists them all, for the accounting.
     // Replicas are made from the host model: none of them needs the run device's copy.
-    auto parallel = std::make_unique<data_parallel_executor>(setup_.model->host(), vc, cfg_.model.causal, data_, rows,
-                                                             *batching, cfg_.measure.assemble_inputs);
+    auto parallel =
+        std::make_unique<data_parallel_executor>(setup_.model->host(), vc, plans_[i], cfg_.model.causal,
+                                                 data_, rows, *batching, cfg_.measure.assemble_inputs);
     v.plans = parallel->plans();
     v.executor = std::move(parallel);
   } else {
@@ -535,13 +547,13 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
       for (const auto& p : v.plans) v.prebuilt.push_back(once.assemble(p));
     }
     if (setup_.scripted) {
-      v.executor = std::make_unique<torchscript_executor>(setup_.scripted, device, vc);
+      v.executor = std::make_unique<torchscript_executor>(setup_.scripted, device, plans_[i]);
     } else {
       // What the executor allocates on the device while it is built, measured: an offload
       // executor's resident part and slots (it is given the host model, whose layers stay there).
       const peak_memory_scope built(device);
       v.executor = make_executor(vc.offload ? setup_.model->host() : setup_.model->on_device(), device, vc,
-                                 cfg_.model.causal);
+                                 plans_[i], cfg_.model.causal);
       synchronize(device);
       const int64_t own = built.current_bytes();
       if (vc.offload)
@@ -559,9 +571,9 @@ void offline_scenario::prepare(std::size_t i, variant_result& r) {
     }
   }
   planned_.push_back({r.name, r.batching, v.plans});
-  const technique* t = setup_.scripted ? nullptr : technique_for(vc);
-  count_work(v, data_, cfg_.model, vc.attention == attention_kind::custom && !setup_.scripted,
-             t ? t->pruned_heads(vc, cfg_.model) : 0, static_cast<int64_t>(rows.size()), r);
+  const int64_t pruned_heads = setup_.scripted ? 0 : cfg_.model.heads - plans_[i].heads;
+  count_work(v, data_, cfg_.model, vc.attention == attention_kind::custom && !setup_.scripted, pruned_heads,
+             static_cast<int64_t>(rows.size()), r);
 }
 
 
@@ -593,14 +605,15 @@ void offline_scenario::check_pass(std::size_t i, variant_result& r) {
   }
   record_device_memory(v.device_weight_bytes, r);
   if (setup_.model && vc.attention == attention_kind::sdpa)
-    r.sdpa_backend_used = sdpa_backends_in_use(setup_.model->host(), data_, v.plans, vc, setup_.device);
+    r.sdpa_backend_used =
+        sdpa_backends_in_use(setup_.model->host(), data_, v.plans, vc, plans_[i], setup_.device);
   if (vc.attention == attention_kind::custom) {
     // The kernel the device resolves "custom" to, and which of its code paths this CPU runs.
     const std::string name = vc.kernel.empty() ? std::string(default_kernel(setup_.device.is_cuda())) : vc.kernel;
     r.attention = name;
     if (auto impl = find_attention_impl(name); impl && impl->code_path && setup_.model) {
       const model_config& m = setup_.model->host()->config();
-      const auto dtype = compute_scalar_type(vc);
+      const auto dtype = plans_[i].precision.activations;
       r.notes.push_back(fmt::format("attention {}: its {} code path for {} inputs (chosen at run time from this "
                                     "machine's features)",
                                     name, impl->code_path(setup_.device, dtype, m.hidden / m.heads),
@@ -639,7 +652,7 @@ check_result offline_scenario::check(std::size_t i, std::size_t base, double tol
     v.outputs = v.outputs + at::randn(v.outputs.sizes(), gen, v.outputs.options()) * scale;
   }
   const torch::Tensor& expected = variants_[base].outputs;
-  const std::string cls(precision_class_of(compute_dtype_name(cfg_.variants[i])).name);
+  const std::string cls(precision_class_of(plans_[i].precision.dtype).name);
   if (cfg_.check.study == "always") {
     if (auto ev = study_for(cls); ev && ev->unavailable.empty())
       set_metric(r.metrics, metric{"study_noise_rel_l2", study_noise_rel_l2(*ev), "", metric_direction::neither,
@@ -691,14 +704,16 @@ void offline_scenario::finalize(std::size_t i, std::optional<std::size_t> base, 
 void offline_scenario::serve(std::size_t i, std::size_t base, variant_result& r) {
   server_sweep sweep;
   try {
-    sweep = run_server_sweep(cfg_, data_, cfg_.variants[i], *variants_[i].executor, setup_.device,
-                             variants_[base].outputs, [&](const std::string& what, int64_t k, int64_t n) {
-                               if (setup_.progress) setup_.progress("server", what, k, n);
-                             },
-                             setup_.observer,
-                             [this, cls = std::string(precision_class_of(compute_dtype_name(cfg_.variants[i])).name)] {
-                               return study_for(cls);
-                             });
+    sweep = run_server_sweep(
+        cfg_, data_, cfg_.variants[i], plans_[i], *variants_[i].executor, setup_.device,
+        variants_[base].outputs,
+        [&](const std::string& what, int64_t k, int64_t n) {
+          if (setup_.progress) setup_.progress("server", what, k, n);
+        },
+        setup_.observer,
+        [this, cls = std::string(precision_class_of(plans_[i].precision.dtype).name)] {
+          return study_for(cls);
+        });
   } catch (const std::exception& e) {
     sweep.check.status = status_kind::fail;
     sweep.check.message = "failed: " + error_text(e);

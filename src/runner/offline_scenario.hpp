@@ -20,6 +20,7 @@
 #include "runner/measurement_loop.hpp"
 #include "runner/model_placement.hpp"
 #include "runner/planner_calibration.hpp"
+#include "techniques/variant_plan.hpp"
 #include "workload/dataset.hpp"
 
 namespace attnbench {
@@ -49,8 +50,9 @@ std::string plan_difference_note(const std::string& other, const std::string& ba
 
 class offline_scenario : public scenario_base {
  public:
-  // cfg and data are borrowed and must outlive the scenario.
-  offline_scenario(const config& cfg, const dataset& data, offline_setup setup);
+  // cfg and data are borrowed and must outlive the scenario; plans: cfg's variants' (plan_variants).
+  offline_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data,
+                   offline_setup setup);
   ~offline_scenario() override;
 
   std::optional<skip_verdict> skip_reason(std::size_t i, variant_result& r) override;
@@ -61,6 +63,8 @@ class offline_scenario : public scenario_base {
   check_result check(std::size_t i, std::size_t base, double tolerance, variant_result& r) override;
   void finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) override;
 
+  const variant_plan& plan(std::size_t i) const { return plans_.at(i); }
+
   // Variant i's check-pass outputs, (N, C) float in sample order (undefined before its check pass).
   const torch::Tensor& check_outputs(std::size_t i) const;
 
@@ -69,12 +73,15 @@ class offline_scenario : public scenario_base {
 
  private:
   bool collective(std::size_t i) const;
+  // Variant i's description for the reports (batching: its batching description, or "" before planned).
+  std::string describe(std::size_t i, const std::string& batching) const;
   bool needs_whole_model_on_device(std::size_t i) const;
   void serve(std::size_t i, std::size_t base, variant_result& r);
   // The float64 study of a precision class (runner/decision_study.hpp), run once, on first need.
   std::shared_ptr<const decision_evidence> study_for(const std::string& precision_class);
 
   const config& cfg_;
+  std::vector<variant_plan> plans_;
   const dataset& data_;
   offline_setup setup_;
   const variant_config& base_cfg_;

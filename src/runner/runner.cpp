@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "common/build_info.hpp"
-#include "common/error.hpp"
 #include "common/cpu_info.hpp"
-#include "common/utc_time.hpp"
+#include "common/error.hpp"
 #include "common/hash.hpp"
+#include "common/utc_time.hpp"
 #include "config/byte_size.hpp"
 #include "core/device.hpp"
 #include "core/process_device.hpp"
@@ -27,15 +27,15 @@
 #include "runner/decision_study.hpp"
 #include "runner/matmul_ceiling.hpp"
 #include "runner/measurement_loop.hpp"
-#include "runner/resume_state.hpp"
-#include "runner/serve_experiment.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/model_placement.hpp"
 #include "runner/offline_scenario.hpp"
+#include "runner/resume_state.hpp"
+#include "runner/serve_experiment.hpp"
 #include "runner/train_scenario.hpp"
-#include "runner/variant_traits.hpp"
 #include "techniques/amp_choice.hpp"
 #include "techniques/precision.hpp"
+#include "techniques/variant_plan.hpp"
 #include "workload/dataset.hpp"
 #include "workload/workload_checks.hpp"
 
@@ -140,7 +140,50 @@ std::string host_name() {
   return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : "unknown";
 }
 
+// The measured matmul ceiling of one dtype on `device`: square GEMMs, and the model's own
+// products beside them where the dtype runs at speed.
+matmul_ceiling measure_ceiling(const environment_info& env, const config& cfg, torch::Device device,
+                               const run_options& options, const std::string& name) {
+  const torch::ScalarType dtype = scalar_type_of_name(name);
+  // A dtype the CPU has no instructions for runs a reference GEMM at ~1 GFLOP/s (a Zen 3's
+  // bf16): a smaller GEMM measures the same rate in milliseconds instead of seconds.
+  // Its own products beside the squares are too slow to time there, and need no ceiling that fine.
+  const bool slow = !device.is_cuda() && slow_dtype_note(this_cpu(), name).has_value();
+  std::vector<gemm_shape> shapes = square_shapes(slow ? slow_ceiling_sizes : default_ceiling_sizes(device));
+  if (!slow && cfg.model.torchscript.empty()) {
+    const auto& base = *std::find_if(cfg.variants.begin(), cfg.variants.end(),
+                                     [&](const variant_config& v) { return v.name == cfg.baseline; });
+    const int64_t batch = base.batching.batch_size > 0 ? base.batching.batch_size : 8;
+    for (auto& g : model_gemm_shapes(cfg.model, batch, cfg.workload.max_length))
+      shapes.push_back(std::move(g));
+  }
+  if (!options.cache) return measure_matmul_ceiling(device, dtype, shapes);
+  std::string labels;
+  for (const auto& g : shapes) labels += g.label + ",";
+  const std::string key = fmt::format("{}|{}|{}|{}", device.str(), env.threads, c10::toString(dtype), labels);
+  auto it = options.cache->ceilings.find(key);
+  if (it == options.cache->ceilings.end())
+    it = options.cache->ceilings.emplace(key, measure_matmul_ceiling(device, dtype, shapes)).first;
+  return it->second;
+}
+
 }  // namespace
+
+void add_ceilings(environment_info& env, const config& cfg, torch::Device device, const run_options& options,
+                  const std::vector<std::string>& dtypes) {
+  if (!options.measure_ceilings) return;
+  // Measured once each, kept in the order fp32, bf16, fp16 (int8 has no float GEMM ceiling).
+  std::vector<matmul_ceiling> kept;
+  for (const char* d : {"fp32", "bf16", "fp16"}) {
+    const auto have = std::find_if(env.ceilings.begin(), env.ceilings.end(),
+                                   [&](const matmul_ceiling& c) { return c.dtype == d; });
+    if (have != env.ceilings.end())
+      kept.push_back(*have);
+    else if (std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end())
+      kept.push_back(measure_ceiling(env, cfg, device, options, d));
+  }
+  env.ceilings = std::move(kept);
+}
 
 environment_info describe_environment(const config& cfg, torch::Device device, const run_options& options) {
   environment_info env;
@@ -167,38 +210,11 @@ environment_info describe_environment(const config& cfg, torch::Device device, c
   env.config_path = cfg.source_path;
   env.config_hash = config_hash_of(cfg.raw);
   env.config = cfg.raw;
-  if (options.measure_ceilings) {
-    const auto ceiling = [&](const std::string& dtype_name) {
-      const torch::ScalarType dtype = scalar_type_of(dtype_name);
-      // A dtype the CPU has no instructions for runs a reference GEMM at ~1 GFLOP/s (a Zen 3's
-      // bf16): a smaller GEMM measures the same rate in milliseconds instead of seconds.
-      // Its own products beside the squares are too slow to time there, and need no ceiling that fine.
-      const bool slow = !device.is_cuda() && slow_dtype_note(cpu, dtype_name).has_value();
-      std::vector<gemm_shape> shapes = square_shapes(slow ? slow_ceiling_sizes : default_ceiling_sizes(device));
-      if (!slow && cfg.model.torchscript.empty()) {
-        const auto& base = *std::find_if(cfg.variants.begin(), cfg.variants.end(),
-                                         [&](const variant_config& v) { return v.name == cfg.baseline; });
-        const int64_t batch = base.batching.batch_size > 0 ? base.batching.batch_size : 8;
-        for (auto& g : model_gemm_shapes(cfg.model, batch, cfg.workload.max_length)) shapes.push_back(std::move(g));
-      }
-      if (!options.cache) return measure_matmul_ceiling(device, dtype, shapes);
-      std::string labels;
-      for (const auto& g : shapes) labels += g.label + ",";
-      const std::string key = fmt::format("{}|{}|{}|{}", device.str(), env.threads, c10::toString(dtype), labels);
-      auto it = options.cache->ceilings.find(key);
-      if (it == options.cache->ceilings.end())
-        it = options.cache->ceilings.emplace(key, measure_matmul_ceiling(device, dtype, shapes)).first;
-      return it->second;
-    };
-    // fp32 (the baseline's), then every other dtype a variant multiplies in, and the one "amp"
-    // considered, whose ceiling backs its decision either way.
-    std::vector<std::string> dtypes{"fp32"};
-    for (const auto& v : cfg.variants)
-      if (!v.pending && !v.precision_auto) dtypes.push_back(compute_dtype_name(v));
-    if (any_amp(cfg)) dtypes.push_back(choose_amp(env).considered);
-    for (const auto& d : {"fp32", "bf16", "fp16"})
-      if (std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end()) env.ceilings.push_back(ceiling(d));
-  }
+  // fp32 (the baseline's) and the dtype "amp" considered, whose ceiling backs its decision either
+  // way; every other dtype a variant multiplies in is added once the variants are planned.
+  std::vector<std::string> dtypes{"fp32"};
+  if (any_amp(cfg)) dtypes.push_back(choose_amp(env).considered);
+  add_ceilings(env, cfg, device, options, dtypes);
   return env;
 }
 
@@ -318,15 +334,23 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
   // "precision": "amp" becomes this device's AMP dtype, or fp32 with the reason.
   config resolved = cfg;
   resolve_amp(resolved, res.environment);
+  // Each variant resolved once: everything from here reads its plan (techniques/variant_plan.hpp).
+  std::vector<variant_plan> plans = plan_variants(resolved, device);
+  std::vector<std::string> dtypes;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (!resolved.variants[i].pending) dtypes.push_back(plans[i].precision.dtype);
+  add_ceilings(res.environment, cfg, device, options, dtypes);
   if (resolved.scenario == "train") {
-    train_scenario train(resolved, data, device);
-    measure_variants(resolved, train, res, progress, [](int64_t /*round*/, bool more) { return more; },
-                     options.observer, true, options.resume);
+    train_scenario train(resolved, plans, data, device);
+    measure_variants(
+        resolved, plans, train, res, progress, [](int64_t /*round*/, bool more) { return more; },
+        options.observer, true, options.resume);
     return outcome;
   }
   const auto placement = model ? std::make_shared<model_placement>(model, device, model_bytes) : nullptr;
-  offline_scenario offline(resolved, data, {device, placement, scripted, options.world, options.perturb_variant,
-                                            progress, options.observer});
+  offline_scenario offline(
+      resolved, plans, data,
+      {device, placement, scripted, options.world, options.perturb_variant, progress, options.observer});
   if (serve) {
     (*serve)(resolved, offline, res);
     return outcome;
@@ -335,8 +359,8 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
   const auto agree = [&](int64_t round, bool more) {
     return options.world ? options.world->agree(fmt::format("round/{}", round), more) : more;
   };
-  if (measure_variants(resolved, offline, res, progress, agree, options.observer, options.world == nullptr,
-                       options.resume))
+  if (measure_variants(resolved, plans, offline, res, progress, agree, options.observer,
+                       options.world == nullptr, options.resume))
     outcome.outputs = offline.take_outputs();
   if (const int64_t limit = device_memory_limit(cfg); limit > 0 && !device.is_cuda())
     for (auto& v : res.variants)

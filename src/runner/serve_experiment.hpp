@@ -23,6 +23,12 @@ void serve_experiment(const config& cfg, const run_options& options, const serve
 
 // The run's environment block: harness, LibTorch, device, CPU identity, threads, host, date,
 // config hash, and (unless options.measure_ceilings is false) the matmul ceilings.
+// Ceilings: fp32's and the dtype "amp" considered; add_ceilings adds the variants' own once planned.
 environment_info describe_environment(const config& cfg, torch::Device device, const run_options& options);
+
+// Measures the matmul ceiling of each of `dtypes` ("fp32", "bf16", "fp16"; others have none) that
+// env lacks, unless options.measure_ceilings is false.
+void add_ceilings(environment_info& env, const config& cfg, torch::Device device, const run_options& options,
+                  const std::vector<std::string>& dtypes);
 
 }  // namespace attnbench

@@ -142,7 +142,8 @@ server_point summarize_rate(const rate_run& run, double offered, double bound_ms
 }  // namespace
 
 server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
-                              executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
+                              const variant_plan& plan, executor_base& executor, torch::Device device,
+                              const torch::Tensor& baseline_outputs,
                               const std::function<void(const std::string&, int64_t, int64_t)>& progress,
                               run_observer* observer, const evidence_source& study) {
   const auto n = static_cast<int64_t>(data.samples.size());
@@ -192,7 +193,8 @@ server_sweep run_server_sweep(const config& cfg, const dataset& data, const vari
       served.push_back(r.sample);
     }
   }
-  const double tol = cfg.check.tolerance.at(variant.precision);
+  // The variant's own tolerance (an int8 or cast variant's, not fp32's), as its offline check used.
+  const double tol = plan.precision.tolerance;
   if (outs.empty()) {
     sweep.check.status = status_kind::fail;
     sweep.check.message = "the server scenario served no request";

@@ -16,6 +16,7 @@
 #include "core/run_observer.hpp"
 #include "report/result.hpp"
 #include "runner/executor_base.hpp"
+#include "techniques/variant_plan.hpp"
 #include "workload/dataset.hpp"
 
 namespace attnbench {
@@ -31,7 +32,8 @@ struct server_sweep {
 };
 
 server_sweep run_server_sweep(const config& cfg, const dataset& data, const variant_config& variant,
-                              executor_base& executor, torch::Device device, const torch::Tensor& baseline_outputs,
+                              const variant_plan& plan, executor_base& executor, torch::Device device,
+                              const torch::Tensor& baseline_outputs,
                               const std::function<void(const std::string&, int64_t, int64_t)>& progress,
                               run_observer* observer = nullptr, const evidence_source& study = {});
 

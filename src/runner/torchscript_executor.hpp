@@ -6,13 +6,14 @@
 
 #include "model/torchscript_model.hpp"
 #include "runner/executor_base.hpp"
+#include "techniques/variant_plan.hpp"
 
 namespace attnbench {
 
 class torchscript_executor : public executor_base {
  public:
   torchscript_executor(std::shared_ptr<torchscript_model> model, torch::Device device,
-                       const variant_config& variant);
+                       const variant_plan& plan);
 
  protected:
   torch::Tensor do_forward(const batch& b) override;
@@ -20,7 +21,7 @@ class torchscript_executor : public executor_base {
  private:
   std::shared_ptr<torchscript_model> model_;
   torch::Device device_;
-  precision_kind precision_;
+  std::optional<c10::ScalarType> autocast_;
 };
 
 }  // namespace attnbench

@@ -23,6 +23,7 @@ namespace attnbench {
 
 struct train_variant {
   const variant_config* cfg = nullptr;
+  std::optional<c10::ScalarType> autocast;  // its plan's
   EncoderClassifier model{nullptr};
   std::vector<torch::Tensor> initial;  // the initial weights, restored before every pass
   std::unique_ptr<torch::optim::AdamW> optimizer;
@@ -82,7 +83,6 @@ void reset(train_variant& v, const train_config& tc) {
 
 pass_record train_pass(train_variant& v, torch::Device device, peak_memory_scope* memory) {
   pass_record rec;
-  const precision_kind precision = v.cfg->precision;
   synchronize(device);
   const auto t0 = pass_clock::now();
   for (std::size_t k = 0; k < v.batches.size(); ++k) {
@@ -93,7 +93,7 @@ pass_record train_pass(train_variant& v, torch::Device device, peak_memory_scope
     if (memory) memory->reset_peak();
     torch::Tensor loss;
     {
-      const autocast_scope amp(precision, device.type());
+      const autocast_scope amp(v.autocast, device.type());
       // A batch without padding passes no mask, as in inference.
       const bool padded = b.real_tokens < b.input_ids.numel();
       auto logits = v.model->forward(b.input_ids, padded ? b.padding_mask : torch::Tensor());  // (B, C) float
@@ -245,8 +245,9 @@ void build_model(train_variant& v, const config& cfg, torch::Device device) {
 
 }  // namespace
 
-train_scenario::train_scenario(const config& cfg, const dataset& data, torch::Device device)
-    : cfg_(cfg), data_(data), device_(device), variants_(cfg.variants.size()) {
+train_scenario::train_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data,
+                               torch::Device device)
+    : cfg_(cfg), plans_(std::move(plans)), data_(data), device_(device), variants_(cfg.variants.size()) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(cfg.train.seed);
   const auto n_samples = static_cast<int64_t>(data.samples.size());
   labels_ = at::randint(cfg.model.num_labels, {n_samples}, gen, torch::TensorOptions(torch::kLong));
@@ -259,8 +260,7 @@ std::optional<skip_verdict> train_scenario::skip_reason(std::size_t i, variant_r
   if (vc.pipeline)
     return skip_verdict{"the pipeline runs in inference only: the train scenario has no pipelined backward",
                         vc.description};
-  if (vc.offload)
-    if (auto why = offload_skip_reason(*vc.offload, device_)) return skip_verdict{*why, vc.description};
+  if (const auto& why = plans_[i].skip_reason) return skip_verdict{*why, vc.description};
   return std::nullopt;
 }
 
@@ -268,6 +268,7 @@ void train_scenario::prepare(std::size_t i, variant_result& r) {
   const variant_config& vc = cfg_.variants[i];
   train_variant& v = variants_[i];
   v.cfg = &vc;
+  v.autocast = plans_[i].precision.autocast;
   // The train scenario plans with the default per-batch overhead: no calibration runs here.
   const auto batching =
       make_batching(vc.batching, cfg_.workload.max_length, default_planner_calibration(cfg_.model).model);

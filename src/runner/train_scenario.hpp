@@ -28,6 +28,7 @@
 #include "config/config.hpp"
 #include "report/result.hpp"
 #include "runner/measurement_loop.hpp"
+#include "techniques/variant_plan.hpp"
 #include "workload/dataset.hpp"
 
 namespace attnbench {
@@ -36,8 +37,9 @@ struct train_variant;  // a variant's own model, optimizer, batches and check-pa
 
 class train_scenario : public scenario_base {
  public:
-  // cfg and data are borrowed and must outlive the scenario.
-  train_scenario(const config& cfg, const dataset& data, torch::Device device);
+  // cfg and data are borrowed and must outlive the scenario; plans: cfg's variants' (plan_variants).
+  train_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data,
+                 torch::Device device);
   ~train_scenario() override;
 
   std::optional<skip_verdict> skip_reason(std::size_t i, variant_result& r) override;
@@ -51,6 +53,7 @@ class train_scenario : public scenario_base {
   // Autograd on while the scenario lives: the caller runs inference under InferenceMode.
   const c10::InferenceMode training_{/*enabled=*/false};
   const config& cfg_;
+  std::vector<variant_plan> plans_;
   const dataset& data_;
   torch::Device device_;
   torch::Tensor labels_;  // (N) int64: seeded synthetic labels, one per sample, independent of batching

@@ -31,8 +31,6 @@ torch::Dtype dtype_of(const variant_config& v) {
   return it != v.techniques.end() && it->second == "fp16" ? torch::kHalf : torch::kBFloat16;
 }
 
-std::string name_of(const variant_config& v) { return dtype_of(v) == torch::kHalf ? "fp16" : "bf16"; }
-
 int64_t parameter_bytes(const torch::nn::Module& m) {
   int64_t n = 0;
   for (const auto& p : m.parameters()) n += static_cast<int64_t>(p.nbytes());
@@ -41,9 +39,11 @@ int64_t parameter_bytes(const torch::nn::Module& m) {
 
 class cast_executor : public model_copy_executor {
  public:
-  cast_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal)
-      : model_copy_executor(model, device, v, causal, [&v](EncoderClassifier& copy) { copy->to(dtype_of(v)); }),
-        dtype_name_(name_of(v)),
+  cast_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v,
+                const variant_plan& p, bool causal)
+      : model_copy_executor(model, device, v, p, causal,
+                            [&p](EncoderClassifier& copy) { copy->to(p.precision.activations); }),
+        dtype_name_(p.precision.dtype),
         fp32_bytes_(parameter_bytes(*model)),
         cast_bytes_(parameter_bytes(*copy())) {}
 
@@ -69,14 +69,15 @@ class cast_executor : public model_copy_executor {
 class cast_precision : public technique {
  public:
   std::string name() const override { return technique_name; }
-  std::string precision_label(const variant_config& v) const override { return name_of(v); }
-  std::string compute_dtype(const variant_config& v) const override { return name_of(v); }
-  std::string describe(const variant_config& v) const override {
-    return fmt::format("weights and activations cast once to {} (no autocast)", name_of(v));
+  void plan(const config& cfg, const variant_config& v, torch::Device, variant_plan& p) const override {
+    const torch::Dtype dtype = dtype_of(v);
+    p.precision = technique_precision(cfg, dtype_name(dtype), dtype);
+    p.description = fmt::format("weights and activations cast once to {} (no autocast)", p.precision.dtype);
   }
-  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device, const variant_config& v,
+  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,
+                                               const variant_config& v, const variant_plan& p,
                                                bool causal) const override {
-    return std::make_unique<cast_executor>(model, device, v, causal);
+    return std::make_unique<cast_executor>(model, device, v, p, causal);
   }
 };
 

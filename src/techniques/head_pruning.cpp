@@ -12,7 +12,7 @@
 //            W_o together (ties: the lower index goes first).
 //
 // Afterwards heads × head_dim < hidden: every attention core runs it (the cores see (B, h, S, d)).
-// The FLOP count follows the pruned shape (technique::pruned_heads), so GFLOP/s is the work done;
+// The FLOP count follows the pruned shape (variant_plan::heads), so GFLOP/s is the work done;
 // the share of FLOPs saved is the metric `pruned_flops_saved`. A pruned model computes a different
 // function: on random weights its check FAILs against the unpruned baseline, as it should; on a
 // real model (configs/pruning-minilm-real.json) the cosine similarity of its embeddings to the
@@ -91,8 +91,9 @@ using removed_heads = std::vector<std::vector<int64_t>>;
 
 class pruning_executor : public model_copy_executor {
  public:
-  pruning_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal)
-      : pruning_executor(model, device, v, causal, std::make_shared<removed_heads>()) {}
+  pruning_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v,
+                   const variant_plan& p, bool causal)
+      : pruning_executor(model, device, v, p, causal, std::make_shared<removed_heads>()) {}
 
  protected:
   void do_annotate(variant_result& r) override {
@@ -121,12 +122,11 @@ class pruning_executor : public model_copy_executor {
  private:
   // The copy is pruned in the base's constructor, before this class's members exist: the removed
   // heads go into a holder made first.
-  pruning_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal,
-                   std::shared_ptr<removed_heads> removed)
-      : model_copy_executor(model, device, v, causal,
-                            [removed, k = heads_to_remove(block_of(v), model->config().heads)](EncoderClassifier& copy) {
-                              *removed = prune_heads_by_weight_norm(copy, k);
-                            }),
+  pruning_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v,
+                   const variant_plan& p, bool causal, std::shared_ptr<removed_heads> removed)
+      : model_copy_executor(model, device, v, p, causal,
+                            [removed, k = heads_to_remove(block_of(v), model->config().heads)](
+                                EncoderClassifier& copy) { *removed = prune_heads_by_weight_norm(copy, k); }),
         removed_(std::move(removed)),
         heads_(model->config().heads),
         parameters_(parameter_count(*model.ptr())),
@@ -141,29 +141,19 @@ class pruning_executor : public model_copy_executor {
 class head_pruning : public technique {
  public:
   std::string name() const override { return technique_name; }
-  std::string precision_label(const variant_config& v) const override {
-    return v.precision_auto ? "amp (" + compute_dtype(v) + ")" : to_string(v.precision);
-  }
-  std::string compute_dtype(const variant_config& v) const override {
-    switch (v.precision) {
-      case precision_kind::amp_bf16: return "bf16";
-      case precision_kind::amp_fp16: return "fp16";
-      case precision_kind::fp32: break;
-    }
-    return "fp32";
-  }
-  std::string describe(const variant_config& v) const override {
+  // The core precision as planned; the FLOP count follows the heads its copy keeps.
+  void plan(const config& cfg, const variant_config& v, torch::Device, variant_plan& p) const override {
     const auto& h = block_of(v).at("heads");
-    return fmt::format("{} attention head{} per layer removed by {} (Q/K/V rows and output columns sliced off a "
-                       "copy)",
-                       h.dump(), h == 1 ? "" : "s", weight_norm);
+    p.description = fmt::format(
+        "{} attention head{} per layer removed by {} (Q/K/V rows and output columns sliced "
+        "off a copy)",
+        h.dump(), h == 1 ? "" : "s", weight_norm);
+    p.heads = cfg.model.heads - heads_to_remove(block_of(v), cfg.model.heads);
   }
-  int64_t pruned_heads(const variant_config& v, const model_config& m) const override {
-    return heads_to_remove(block_of(v), m.heads);
-  }
-  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device, const variant_config& v,
+  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,
+                                               const variant_config& v, const variant_plan& p,
                                                bool causal) const override {
-    return std::make_unique<pruning_executor>(model, device, v, causal);
+    return std::make_unique<pruning_executor>(model, device, v, p, causal);
   }
 };
 

@@ -39,13 +39,15 @@ void prepare(EncoderClassifier& copy, int bits) {
   for (int64_t i = 0; i < copy->num_layers(); ++i)
     for (const auto& m : copy->layer(i)->modules(/*include_self=*/false))
       if (auto* linear = m->as<torch::nn::Linear>()) quantize_linear(*linear, bits);
-  copy->pack_linears();  // the quantized linears prepack their int8 weights (model/packed_linear.hpp)
+  copy->pack_linears(linear_kind::int8);  // prepack their int8 weights (model/packed_linear.hpp)
 }
 
 class int8_executor : public model_copy_executor {
  public:
-  int8_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal, int bits)
-      : model_copy_executor(model, device, v, causal, [bits](EncoderClassifier& copy) { prepare(copy, bits); }),
+  int8_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v,
+                const variant_plan& p, bool causal, int bits)
+      : model_copy_executor(model, device, v, p, causal,
+                            [bits](EncoderClassifier& copy) { prepare(copy, bits); }),
         bits_(bits) {}
 
  protected:
@@ -72,21 +74,24 @@ class int8_executor : public model_copy_executor {
 class int8_quantization : public technique {
  public:
   std::string name() const override { return technique_name; }
-  std::string precision_label(const variant_config&) const override { return "int8"; }
-  std::string compute_dtype(const variant_config&) const override { return "int8"; }
-  std::string describe(const variant_config&) const override {
-    return "encoder linears on int8 weights (per output channel, quantized once) with activations quantized to uint8 "
-           "per call (per tensor), oneDNN's int8 matmul, bias and GELU fused; the rest fp32";
-  }
-  std::optional<std::string> skip_reason(const variant_config&, torch::Device device) const override {
+  void plan(const config& cfg, const variant_config&, torch::Device device, variant_plan& p) const override {
+    // Attention, LayerNorm and the rest run fp32: activations stay fp32 between the int8 GEMMs.
+    p.precision = technique_precision(cfg, "int8", torch::kFloat);
+    p.description =
+        "encoder linears on int8 weights (per output channel, quantized once) with activations quantized "
+        "to uint8 per call (per tensor), oneDNN's int8 matmul, bias and GELU fused; the rest fp32";
     if (!device.is_cpu())
-      return fmt::format("\"precision\": \"int8\" runs on the CPU only (oneDNN's CPU int8 matmul); this run's device is {}",
-                         device.str());
-    return int8_linear_unavailable();
+      p.skip_reason = fmt::format(
+          "\"precision\": \"int8\" runs on the CPU only (oneDNN's CPU int8 matmul); this run's device is {}",
+          device.str());
+    else
+      p.skip_reason = int8_linear_unavailable();
   }
-  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device, const variant_config& v,
+  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,
+                                               const variant_config& v, const variant_plan& p,
                                                bool causal) const override {
-    return std::make_unique<int8_executor>(model, device, v, causal, int8_weight_bits(int8_gemm_saturates()));
+    return std::make_unique<int8_executor>(model, device, v, p, causal,
+                                           int8_weight_bits(int8_gemm_saturates()));
   }
 };
 

@@ -61,9 +61,9 @@ EncoderClassifier resident_part(const EncoderClassifier& model, torch::Device de
   return out;
 }
 
-std::string host_dtype_name(const offload_config& cfg, precision_kind p) {
-  if (!cfg.host_in_compute_dtype || p == precision_kind::fp32) return "fp32";
-  return p == precision_kind::amp_bf16 ? "bf16 matrices" : "fp16 matrices";
+std::string host_dtype_name(const offload_config& cfg, const resolved_precision& p) {
+  if (!cfg.host_in_compute_dtype || !p.autocast) return "fp32";
+  return p.dtype + " matrices";
 }
 
 }  // namespace
@@ -78,9 +78,9 @@ std::optional<std::string> offload_skip_reason(const offload_config& offload, to
 }
 
 offload_executor::offload_executor(EncoderClassifier model, torch::Device device,
-                                   const variant_config& variant, bool causal)
+                                   const variant_config& variant, const variant_plan& plan, bool causal)
     : device_(device),
-      precision_(variant.precision),
+      precision_(plan.precision),
       how_{variant.attention, variant.backend, causal, variant.kernel},
       cfg_(*variant.offload) {
   TORCH_CHECK(!offload_skip_reason(cfg_, device_), "offload: ", *offload_skip_reason(cfg_, device_));
@@ -88,7 +88,7 @@ offload_executor::offload_executor(EncoderClassifier model, torch::Device device
   const int64_t layers = model->num_layers();
   TORCH_CHECK(layers > 0, "offload: the model has no encoder layers");
   const bool pin = cfg_.pinned && device_.is_cuda();
-  const auto compute = compute_dtype(precision_);
+  const auto compute = precision_.autocast.value_or(c10::ScalarType::Float);
   std::vector<std::vector<torch::Tensor>> host;
   shares_host_weights_ = true;
   for (int64_t i = 0; i < layers; ++i) {
@@ -114,7 +114,7 @@ std::vector<torch::Tensor> offload_executor::device_parameters() const {
 offload_executor::~offload_executor() = default;
 
 torch::Tensor offload_executor::do_forward(const batch& b) {
-  const autocast_scope amp(precision_, device_.type());
+  const autocast_scope amp(precision_.autocast, device_.type());
   // A slot is refilled with the next layers' weights: a cached autocast copy of it would be stale.
   const autocast_cache_off no_cache;
   const bool padded = b.real_tokens < b.input_ids.numel();

@@ -25,10 +25,11 @@
 #include <torch/torch.h>
 
 #include "config/config.hpp"
+#include "core/executor.hpp"
 #include "model/attention.hpp"
 #include "model/encoder.hpp"
-#include "core/executor.hpp"
 #include "techniques/layer_streamer.hpp"
+#include "techniques/variant_plan.hpp"
 
 namespace attnbench {
 
@@ -37,7 +38,8 @@ std::optional<std::string> offload_skip_reason(const offload_config& offload, to
 
 class offload_executor : public executor_base {
  public:
-  offload_executor(EncoderClassifier model, torch::Device device, const variant_config& variant, bool causal);
+  offload_executor(EncoderClassifier model, torch::Device device, const variant_config& variant,
+                   const variant_plan& plan, bool causal);
   ~offload_executor() override;
   offload_executor(const offload_executor&) = delete;
   offload_executor& operator=(const offload_executor&) = delete;
@@ -62,7 +64,7 @@ class offload_executor : public executor_base {
  private:
   EncoderClassifier resident_{nullptr};  // on the device: the model without its encoder layers
   torch::Device device_;
-  precision_kind precision_;
+  resolved_precision precision_;
   attention_settings how_;
   offload_config cfg_;
   std::unique_ptr<layer_streamer> streamer_;

@@ -40,31 +40,23 @@ bool bf16_cast(const variant_config& v) {
   return it != v.techniques.end() && it->second == "bf16";
 }
 
-// The dtype the linears are packed in: the cast's, autocast's, or fp32.
-std::string packed_dtype(const variant_config& v) {
-  if (bf16_cast(v)) return "bf16";
-  switch (v.precision) {
-    case precision_kind::amp_bf16: return "bf16";
-    case precision_kind::amp_fp16: return "fp16";
-    case precision_kind::fp32: break;
+// The linears are packed in the plan's dtype: the cast's, autocast's, or fp32.
+void prepare(EncoderClassifier& copy, const resolved_precision& precision) {
+  if (!precision.autocast && precision.dtype != "fp32") {
+    copy->to(precision.activations);  // the bf16 cast: the whole copy
+  } else if (precision.autocast) {
+    cast_linear_layers(*copy, *precision.autocast);
   }
-  return "fp32";
-}
-
-void prepare(EncoderClassifier& copy, const variant_config& v) {
-  if (bf16_cast(v)) {
-    copy->to(torch::kBFloat16);
-  } else if (v.precision != precision_kind::fp32) {
-    cast_linear_layers(*copy, compute_dtype(v.precision));
-  }
-  copy->pack_linears();
+  copy->pack_linears(linear_kind::packed);
 }
 
 class packed_executor : public model_copy_executor {
  public:
-  packed_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v, bool causal)
-      : model_copy_executor(model, device, v, causal, [&v](EncoderClassifier& copy) { prepare(copy, v); }),
-        dtype_(packed_dtype(v)) {}
+  packed_executor(const EncoderClassifier& model, torch::Device device, const variant_config& v,
+                  const variant_plan& p, bool causal)
+      : model_copy_executor(model, device, v, p, causal,
+                            [&p](EncoderClassifier& copy) { prepare(copy, p.precision); }),
+        dtype_(p.precision.dtype) {}
 
  protected:
   void do_annotate(variant_result& r) override {
@@ -83,30 +75,34 @@ class packed_executor : public model_copy_executor {
 class packed_linear : public technique {
  public:
   std::string name() const override { return technique_name; }
-  std::string precision_label(const variant_config& v) const override {
-    if (bf16_cast(v)) return "bf16";
-    if (v.precision_auto) return "amp (" + packed_dtype(v) + ")";
-    return to_string(v.precision);
-  }
-  std::string compute_dtype(const variant_config& v) const override { return packed_dtype(v); }
-  std::string describe(const variant_config& v) const override {
-    if (bf16_cast(v)) return "weights and activations cast once to bf16 (no autocast), linears on weights pre-packed "
-                             "once for oneDNN in bf16, bias and GELU fused";
-    if (v.precision != precision_kind::fp32)
-      return fmt::format("autocast {}, linears cast to {} once and pre-packed for oneDNN, bias and GELU fused",
-                         packed_dtype(v), packed_dtype(v));
-    return "linears on weights pre-packed once for oneDNN, bias and GELU fused (fp32)";
-  }
-  std::optional<std::string> skip_reason(const variant_config& v, torch::Device device) const override {
+  void plan(const config& cfg, const variant_config& v, torch::Device device,
+            variant_plan& p) const override {
+    // The core precision (fp32, or autocast's) unless the variant also chose the bf16 cast.
+    if (bf16_cast(v)) {
+      p.precision = technique_precision(cfg, "bf16", torch::kBFloat16);
+      p.description =
+          "weights and activations cast once to bf16 (no autocast), linears on weights pre-packed once "
+          "for oneDNN in bf16, bias and GELU fused";
+    } else if (p.precision.autocast) {
+      p.description =
+          fmt::format("autocast {}, linears cast to {} once and pre-packed for oneDNN, bias and GELU fused",
+                      p.precision.dtype, p.precision.dtype);
+    } else {
+      p.description = "linears on weights pre-packed once for oneDNN, bias and GELU fused (fp32)";
+    }
     if (!device.is_cpu())
-      return fmt::format("\"linear\": \"packed\" runs on the CPU only (oneDNN's CPU GEMM); this run's device is {}",
-                         device.str());
-    if (auto missing = packed_linear_unavailable()) return missing;
-    return packed_dtype_unavailable(packed_dtype(v), this_cpu().features);
+      p.skip_reason = fmt::format(
+          "\"linear\": \"packed\" runs on the CPU only (oneDNN's CPU GEMM); this run's device is {}",
+          device.str());
+    else if (auto missing = packed_linear_unavailable())
+      p.skip_reason = missing;
+    else
+      p.skip_reason = packed_dtype_unavailable(p.precision.dtype, this_cpu().features);
   }
-  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device, const variant_config& v,
+  std::unique_ptr<executor_base> make_executor(EncoderClassifier model, torch::Device device,
+                                               const variant_config& v, const variant_plan& p,
                                                bool causal) const override {
-    return std::make_unique<packed_executor>(model, device, v, causal);
+    return std::make_unique<packed_executor>(model, device, v, p, causal);
   }
 };
 

@@ -222,11 +222,11 @@ void receive(Message& m, torch::Device to) {
 
 }  // namespace
 
-pipeline_executor::pipeline_executor(EncoderClassifier model, torch::Device device, const variant_config& variant,
-                                     bool causal)
+pipeline_executor::pipeline_executor(EncoderClassifier model, torch::Device device,
+                                     const variant_config& variant, const variant_plan& plan, bool causal)
     : model_(std::move(model)),
       device_(device),
-      precision_(variant.precision),
+      autocast_(plan.precision.autocast),
       how_{variant.attention, variant.backend, causal, variant.kernel},
       cfg_(*variant.pipeline),
       output_(std::make_unique<channel>()),
@@ -366,7 +366,7 @@ void pipeline_executor::run_stage(stage& s) {
       return;
     }
     // Autocast per batch, as the plain executor opens it: its weight casts are cached for a batch.
-    if (m.first) amp.emplace(precision_, s.device.type());
+    if (m.first) amp.emplace(autocast_, s.device.type());
     if (m.error.empty()) {
       const auto t0 = clock_type::now();
       try {

@@ -33,9 +33,10 @@
 #include <torch/torch.h>
 
 #include "config/config.hpp"
+#include "core/executor.hpp"
 #include "model/attention.hpp"
 #include "model/encoder.hpp"
-#include "core/executor.hpp"
+#include "techniques/variant_plan.hpp"
 
 namespace attnbench {
 
@@ -49,7 +50,8 @@ struct handoff_event;  // a CUDA event between stages (pipeline_executor.cpp)
 
 class pipeline_executor : public executor_base {
  public:
-  pipeline_executor(EncoderClassifier model, torch::Device device, const variant_config& variant, bool causal);
+  pipeline_executor(EncoderClassifier model, torch::Device device, const variant_config& variant,
+                    const variant_plan& plan, bool causal);
   ~pipeline_executor() override;
   pipeline_executor(const pipeline_executor&) = delete;
   pipeline_executor& operator=(const pipeline_executor&) = delete;
@@ -81,7 +83,7 @@ class pipeline_executor : public executor_base {
 
   EncoderClassifier model_;
   torch::Device device_;
-  precision_kind precision_;
+  std::optional<c10::ScalarType> autocast_;
   attention_settings how_;
   pipeline_config cfg_;
   int64_t threads_per_stage_ = 0;

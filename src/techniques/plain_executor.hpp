@@ -17,12 +17,14 @@
 #include "config/config.hpp"
 #include "core/executor.hpp"
 #include "model/encoder.hpp"
+#include "techniques/variant_plan.hpp"
 
 namespace attnbench {
 
 class plain_executor : public executor_base {
  public:
-  plain_executor(EncoderClassifier model, torch::Device device, const variant_config& variant, bool causal);
+  plain_executor(EncoderClassifier model, torch::Device device, const variant_config& variant,
+                 const variant_plan& plan, bool causal);
 
  protected:
   torch::Tensor do_forward(const batch& b) override;
@@ -31,7 +33,7 @@ class plain_executor : public executor_base {
  private:
   EncoderClassifier model_;
   torch::Device device_;
-  precision_kind precision_;
+  resolved_precision precision_;
   attention_settings how_;
   int64_t cast_bytes_ = 0;  // the linears' bytes in the autocast dtype (autocast variants only)
   double cast_ms_ = 0;      // the one-off copy and cast, before any pass

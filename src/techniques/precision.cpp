@@ -13,12 +13,18 @@ c10::ScalarType compute_dtype(precision_kind p) {
   return c10::ScalarType::Float;
 }
 
-autocast_scope::autocast_scope(precision_kind precision, c10::DeviceType device) : device_(device) {
-  if (precision == precision_kind::fp32) return;
+std::optional<c10::ScalarType> autocast_dtype(precision_kind p) {
+  if (p == precision_kind::fp32) return std::nullopt;
+  return compute_dtype(p);
+}
+
+autocast_scope::autocast_scope(std::optional<c10::ScalarType> dtype, c10::DeviceType device)
+    : device_(device) {
+  if (!dtype) return;
   active_ = true;
   prev_enabled_ = at::autocast::is_autocast_enabled(device_);
   prev_dtype_ = at::autocast::get_autocast_dtype(device_);
-  at::autocast::set_autocast_dtype(device_, compute_dtype(precision));
+  at::autocast::set_autocast_dtype(device_, *dtype);
   at::autocast::set_autocast_enabled(device_, true);
   at::autocast::increment_nesting();
 }

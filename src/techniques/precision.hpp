@@ -8,17 +8,24 @@
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
+#include <optional>
+
 #include "config/config.hpp"
 
 namespace attnbench {
 
-// The compute dtype a precision runs matmuls in (kFloat for fp32).
+// The compute dtype a precision runs matmuls in (kFloat for fp32): the one precision_kind → dtype
+// switch; everything else reads the variant's plan (techniques/variant_plan.hpp).
 c10::ScalarType compute_dtype(precision_kind p);
+
+// The dtype autocast runs in under p, or none for fp32 (what resolved_precision::autocast holds).
+std::optional<c10::ScalarType> autocast_dtype(precision_kind p);
 
 class autocast_scope {
  public:
-  // fp32 leaves autocast untouched (a no-op scope), so every variant runs through the same code.
-  autocast_scope(precision_kind precision, c10::DeviceType device);
+  // Autocast in `dtype` (a plan's precision.autocast); none leaves autocast untouched (a no-op
+  // scope), so every variant runs through the same code.
+  autocast_scope(std::optional<c10::ScalarType> dtype, c10::DeviceType device);
   ~autocast_scope();
   autocast_scope(const autocast_scope&) = delete;
   autocast_scope& operator=(const autocast_scope&) = delete;

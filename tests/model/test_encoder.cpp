@@ -86,7 +86,7 @@ TEST_CASE("AMP bf16 stays within its tolerance of fp32", "[model]") {
   auto ref = model->forward(ids, mask);
   torch::Tensor amp;
   {
-    const autocast_scope scope(precision_kind::amp_bf16, torch::kCPU);
+    const autocast_scope scope(autocast_dtype(precision_kind::amp_bf16), torch::kCPU);
     amp = model->forward(ids, mask);
     CHECK(at::autocast::is_autocast_enabled(torch::kCPU));
   }
@@ -128,7 +128,7 @@ TEST_CASE("custom attention (the CPU kernel) agrees with naive in fp32 and bf16,
             1e-6);
     }
     // Under bf16 autocast the kernel gets bf16 q, k, v (its bf16 path): within AMP's tolerance.
-    const autocast_scope amp(precision_kind::amp_bf16, torch::kCPU);
+    const autocast_scope amp(autocast_dtype(precision_kind::amp_bf16), torch::kCPU);
     model->set_attention({attention_kind::naive, sdpa_backend::auto_select, causal, {}});
     const auto naive_bf16 = model->forward(ids, mask);
     model->set_attention({attention_kind::custom, sdpa_backend::auto_select, causal, {}});

@@ -13,6 +13,7 @@
 #include "core/sdpa_backend_guard.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/runner.hpp"
+#include "techniques/variant_plan.hpp"
 #include "test_support.hpp"
 #include "workload/static_batching.hpp"
 
@@ -51,7 +52,9 @@ struct two_cpu_workers {
 
   // The executor over every row (under the caller's inference mode, as the runner builds it).
   std::unique_ptr<data_parallel_executor> executor() const {
-    return std::make_unique<data_parallel_executor>(model, cfg.variants[1], false, data, rows, batching, false);
+    return std::make_unique<data_parallel_executor>(model, cfg.variants[1],
+                                                    plan_variant(cfg, cfg.variants[1], torch::kCPU), false,
+                                                    data, rows, batching, false);
   }
 
   two_cpu_workers() : rows(data.samples.size()) {

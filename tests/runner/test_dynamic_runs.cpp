@@ -5,9 +5,10 @@
 #include <chrono>
 
 #include "config/config_parser.hpp"
-#include "test_support.hpp"
 #include "runner/offline_scenario.hpp"
 #include "runner/runner.hpp"
+#include "techniques/variant_plan.hpp"
+#include "test_support.hpp"
 
 using namespace attnbench;
 
@@ -227,5 +228,38 @@ TEST_CASE("the server scenario completes within its bounds and checks what it se
       if (p.within_bound) best = p.offered_rate;
     }
     CHECK(((std::isnan(best) && std::isnan(v.max_sustainable_rate)) || best == v.max_sustainable_rate));
+  }
+}
+
+TEST_CASE("the server sweep checks an int8 or bf16-cast row against that row's own tolerance",
+          "[runner][server][precision]") {
+  // Issue 38: the sweep's check read the tolerance of the config's precision value ("fp32" for an
+  // int8 or cast row), so a row that passed its offline check failed the server one.
+  auto doc = dynamic_config();
+  doc["workload"]["duplicate_fraction"] = 0.0;
+  doc["workload"]["samples"] = 12;
+  doc["measure"] = {{"warmup", 0}, {"repetitions", 1}};
+  doc["variants"] = nlohmann::ordered_json::parse(R"([
+    {"name": "fp32", "batching": {"batch_size": 4, "padding": "longest", "max_queue_delay_ms": 2}},
+    {"name": "int8", "precision": "int8", "batching": {"batch_size": 4, "padding": "longest", "max_queue_delay_ms": 2}},
+    {"name": "bf16-cast", "precision": "bf16",
+     "batching": {"batch_size": 4, "padding": "longest", "max_queue_delay_ms": 2}}
+  ])");
+  doc["baseline"] = "fp32";
+  doc["scenario"] = "server";
+  doc["server"] = {
+      {"rates", {100}}, {"requests", 24}, {"max_time_s", 2}, {"latency_bound_ms", 1000}, {"seed", 1}};
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", device_caps{0, true});
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  for (const char* name : {"int8", "bf16-cast"}) {
+    const variant_result& v = named(r, name);
+    INFO(name << ": " << v.reason);
+    CHECK(v.status == status_kind::pass);
+    REQUIRE(v.server.size() == 1);
+    // Its error is above fp32's bound, so the check could only pass under its own.
+    CHECK(v.check.rel_l2 > cfg.check.tolerance.at(precision_kind::fp32));
+    CHECK(v.check.tolerance == plan_variant(cfg, *find_variant(cfg, name), torch::kCPU).precision.tolerance);
   }
 }

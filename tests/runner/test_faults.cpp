@@ -17,6 +17,7 @@
 #include "config/config_parser.hpp"
 #include "runner/measurement_loop.hpp"
 #include "runner/memory_cap.hpp"
+#include "techniques/variant_plan.hpp"
 #include "test_support.hpp"
 
 using namespace attnbench;
@@ -76,7 +77,7 @@ run_result run_loop(const config& cfg, allocating_scenario& s) {
   run_result res;
   res.workload.samples = 4;
   res.workload.real_tokens = 32;
-  REQUIRE(measure_variants(cfg, s, res, no_progress, alone));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), s, res, no_progress, alone));
   return res;
 }
 
@@ -211,7 +212,8 @@ TEST_CASE("measurement loop: a signal between rounds stops after the round, howe
   res.workload.samples = 4;
   res.workload.real_tokens = 32;
   // Not a single process: a signal only counts between rounds (rank 0's decision, through agree).
-  REQUIRE(measure_variants(cfg, s, res, no_progress, alone, nullptr, /*single_process=*/false));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), s, res, no_progress, alone, nullptr,
+                           /*single_process=*/false));
   CHECK_FALSE(res.complete);
   CHECK(res.incomplete_reason == "interrupted by SIGTERM after 2 timed rounds");
   for (const auto& v : res.variants) CHECK(v.throughput.n == 2);
@@ -233,7 +235,8 @@ void run_resumable(const config& cfg, allocating_scenario& s, loop_run& run, con
   run.io.save = &run.saved;
   run.result.workload.samples = 4;
   run.result.workload.real_tokens = 32;
-  REQUIRE(measure_variants(cfg, s, run.result, no_progress, alone, nullptr, true, &run.io));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), s, run.result, no_progress, alone, nullptr,
+                           true, &run.io));
 }
 
 }  // namespace
@@ -334,7 +337,8 @@ TEST_CASE("measurement loop: resume state that does not pair with the rounds is 
   allocating_scenario s(cfg);
   run_result res;
   res.workload.samples = 4;
-  CHECK_THROWS_WITH(measure_variants(cfg, s, res, no_progress, alone, nullptr, true, &resume),
+  CHECK_THROWS_WITH(measure_variants(cfg, plan_variants(cfg, torch::kCPU), s, res, no_progress, alone,
+                                     nullptr, true, &resume),
                     Catch::Contains("variant \"last\" has 1 timed passes in resume.json") &&
                         Catch::Contains("its 2 complete rounds"));
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/config_parser.hpp"
+#include "techniques/variant_plan.hpp"
 #include "test_support.hpp"
 
 using namespace attnbench;
@@ -112,7 +113,7 @@ TEST_CASE("measurement loop: skips, a failing pass and the statistics against a 
   scenario.throw_in = "timed";
   scenario.thrower = "flaky";
   run_result res = empty_result();
-  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
 
   REQUIRE(res.variants.size() == 5);
   CHECK(res.variants[0].name == "half");  // the config's order
@@ -169,7 +170,7 @@ TEST_CASE("measurement loop: a variant that cannot be set up or checked FAILs be
     scenario.throw_in = where;
     scenario.thrower = "half";
     run_result res = empty_result();
-    REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+    REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
     const variant_result& half = named(res, "half");
     CHECK(half.status == status_kind::fail);
     CHECK(half.reason ==
@@ -185,7 +186,7 @@ TEST_CASE("measurement loop: without the baseline nothing can be checked", "[run
   scenario.throw_in = "check pass";
   scenario.thrower = "base";
   run_result res = empty_result();
-  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
   const variant_result& half = named(res, "half");
   CHECK(half.status == status_kind::fail);
   CHECK(half.reason == "the baseline could not run, so nothing can be checked");
@@ -199,7 +200,7 @@ TEST_CASE("measurement loop: a process that does not report appends nothing", "[
   fake_scenario scenario(cfg);
   scenario.reports = false;
   run_result res = empty_result();
-  CHECK_FALSE(measure_variants(cfg, scenario, res, no_progress, alone));
+  CHECK_FALSE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
   CHECK(res.variants.empty());
   CHECK(res.repetitions == 0);
   CHECK(scenario.log.size() == 3);  // the check passes ran; no check, no finalize
@@ -213,7 +214,7 @@ TEST_CASE("measurement loop: a precision the CPU has no native support for is no
   res.environment.device = "cpu";
   res.environment.cpu_id = "AuthenticAMD family 25 model 1 stepping 1";  // a Zen 3: AVX2, no AVX-512
   res.environment.cpu_features = {"avx2", "fma", "f16c"};
-  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
   const auto& half = named(res, "half").notes;  // amp-bf16
   REQUIRE_FALSE(half.empty());
   CHECK_THAT(half.front(), Catch::StartsWith("this CPU has no native bf16"));
@@ -225,7 +226,7 @@ TEST_CASE("measurement loop: a precision the CPU has no native support for is no
   res.environment.device = "cpu";
   res.environment.cpu_id = "AuthenticAMD family 25 model 17 stepping 1";
   res.environment.cpu_features = {"avx2", "fma", "avx512f", "avx512_bf16"};
-  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
   for (const auto& note : named(res, "half").notes) CHECK_THAT(note, !Catch::Contains("native"));
 }
 
@@ -244,7 +245,7 @@ TEST_CASE("measurement loop: a reduced precision whose measured ceiling is below
   res.environment.cpu_id = "AuthenticAMD family 25 model 17 stepping 1";
   res.environment.cpu_features = {"avx2", "fma", "avx512f", "avx512_bf16"};
   res.environment.ceilings = {{"fp32", 1024, 90.8}, {"bf16", 256, 0.9}};
-  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
   CHECK(warned(named(res, "half")));
   bool figures = false;
   for (const auto& note : named(res, "half").notes)
@@ -259,7 +260,7 @@ TEST_CASE("measurement loop: a reduced precision whose measured ceiling is below
     res = empty_result();
     res.environment.device = "cpu";
     res.environment.ceilings = {{"fp32", 1024, 199.0}, {"bf16", 1024, bf16}};
-    REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+    REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
     CHECK_FALSE(warned(named(res, "half")));
   }
 }
@@ -279,14 +280,14 @@ TEST_CASE("measurement loop: a share of the ceiling over 100% is explained, neve
   res.environment.device = "cpu";
   matmul_ceiling low{"bf16", 1024, 1e-3, {512, 1024}, 3, 0.1};  // far below what "half" achieves
   res.environment.ceilings = {{"fp32", 1024, 1e-3, {512, 1024}, 3, 0.1}, low};
-  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
   REQUIRE(named(res, "half").ceiling_share > 1.0);
   CHECK(explained(named(res, "half")));
 
   res = empty_result();
   res.environment.device = "cpu";
   res.environment.ceilings = {{"fp32", 1024, 1e12, {512, 1024}, 3, 0.1}, {"bf16", 1024, 1e12, {512, 1024}, 3, 0.1}};
-  REQUIRE(measure_variants(cfg, scenario, res, no_progress, alone));
+  REQUIRE(measure_variants(cfg, plan_variants(cfg, torch::kCPU), scenario, res, no_progress, alone));
   CHECK(named(res, "half").ceiling_share < 1.0);
   CHECK_FALSE(explained(named(res, "half")));
 }

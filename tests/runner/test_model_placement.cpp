@@ -9,6 +9,7 @@
 
 #include "runner/measurement_loop.hpp"
 #include "runner/offline_scenario.hpp"
+#include "techniques/variant_plan.hpp"
 #include "test_support.hpp"
 #include "workload/dataset.hpp"
 
@@ -80,12 +81,13 @@ TEST_CASE("a model that does not fit the device: variants that need it whole are
         return nullptr;
       });
   const auto placement = setup.model;
-  offline_scenario offline(cfg, data, setup);
+  offline_scenario offline(cfg, plan_variants(cfg, torch::kCPU), data, setup);
   run_result res;
   res.workload.samples = static_cast<int64_t>(data.samples.size());
   res.workload.real_tokens = data.real_tokens();
   REQUIRE(measure_variants(
-      cfg, offline, res, [](const std::string&, const std::string&, int64_t, int64_t) {},
+      cfg, plan_variants(cfg, torch::kCPU), offline, res,
+      [](const std::string&, const std::string&, int64_t, int64_t) {},
       [](int64_t, bool more) { return more; }));
   REQUIRE(res.variants.size() == 3);
   CHECK(res.variants[0].status == status_kind::pass);

@@ -10,11 +10,12 @@
 #include <torch/cuda.h>
 
 #include "config/config_parser.hpp"
+#include "plan_support.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
-#include "runner/variant_traits.hpp"
 #include "techniques/executor_batch.hpp"
 #include "techniques/registry.hpp"
+#include "techniques/variant_plan.hpp"
 #include "test_support.hpp"
 
 using namespace attnbench;
@@ -49,16 +50,21 @@ const metric& metric_named(const variant_result& r, const std::string& name) {
 TEST_CASE("cast precision: registered, and its variants run through the registry", "[techniques][precision]") {
   const config cfg = attnbench::testing::parse_owned(cast_run, "", testing::cpu_only());
   const variant_config& bf16 = *find_variant(cfg, "bf16");
-  const technique* t = technique_for(bf16);
-  REQUIRE(t != nullptr);
-  CHECK(t->name() == "cast-precision");
-  CHECK(technique_for(*find_variant(cfg, "amp")) == nullptr);  // autocast stays built in
+  const variant_plan plan = plan_variant(cfg, bf16, torch::kCPU);
+  REQUIRE(plan.owner != nullptr);
+  CHECK(plan.owner->name() == "cast-precision");
+  const variant_plan amp = plan_variant(cfg, *find_variant(cfg, "amp"), torch::kCPU);
+  CHECK(amp.owner == nullptr);  // autocast stays built in
+  CHECK(amp.precision.autocast == torch::kBFloat16);
   CHECK(bf16.precision == precision_kind::fp32);  // no autocast under the cast copy
-  CHECK(precision_label(bf16) == "bf16");
-  CHECK(compute_dtype_name(bf16) == "bf16");
-  CHECK(compute_dtype_name(*find_variant(cfg, "fp16")) == "fp16");
+  CHECK_FALSE(plan.precision.autocast.has_value());
+  CHECK(plan.precision.label == "bf16");
+  CHECK(plan.precision.dtype == "bf16");
+  CHECK(plan.precision.activations == torch::kBFloat16);
+  CHECK(plan_variant(cfg, *find_variant(cfg, "fp16"), torch::kCPU).precision.dtype == "fp16");
+  CHECK(plan.description.find("cast once to bf16") != std::string::npos);
   // One tolerance per precision class (common/precision_classes.hpp): the cast and autocast alike.
-  CHECK(tolerance_for(cfg, bf16) == tolerance_for(cfg, *find_variant(cfg, "amp")));
+  CHECK(plan.precision.tolerance == amp.precision.tolerance);
 }
 
 namespace {
@@ -71,7 +77,7 @@ void check_cast_executor(torch::Device device, const std::string& precision) {
   model->init_weights(cfg.model.seed);
   model->eval();
   model->to(device);
-  auto exec = make_executor(model, device, *find_variant(cfg, precision), false);
+  auto exec = testing::planned_executor(model, device, cfg, *find_variant(cfg, precision));
   for (const auto& p : model->parameters()) CHECK(p.scalar_type() == torch::kFloat);
 
   const batch b = testing::padded_batch(5, 20, 2, 9, device);
@@ -81,7 +87,7 @@ void check_cast_executor(torch::Device device, const std::string& precision) {
   const double rel_l2 = ((out - reference).norm() / reference.norm()).item<double>();
   INFO(precision << " on " << device.str() << ": relative L2 " << rel_l2);
   CHECK(rel_l2 > 0);  // it did run in 16 bits
-  CHECK(rel_l2 < tolerance_for(cfg, *find_variant(cfg, precision)));
+  CHECK(rel_l2 < plan_variant(cfg, *find_variant(cfg, precision), device).precision.tolerance);
 
   variant_result r;
   exec->annotate(r);
@@ -121,7 +127,7 @@ TEST_CASE("cast precision: a run checks bf16 and fp16 against fp32 and reports t
     CHECK(v.status == status_kind::pass);
     CHECK(v.precision == name);
     CHECK(v.check.rel_l2 > 0);
-    CHECK(v.check.tolerance == tolerance_for(cfg, *find_variant(cfg, name)));
+    CHECK(v.check.tolerance == plan_variant(cfg, *find_variant(cfg, name), torch::kCPU).precision.tolerance);
     CHECK(v.description.find(std::string("cast once to ") + name) != std::string::npos);
     CHECK(metric_named(v, "cast_weight_bytes").value > 0);
   }

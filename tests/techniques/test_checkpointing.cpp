@@ -58,7 +58,7 @@ step_result step(EncoderClassifier& model, precision_kind precision, uint64_t se
   step_result r;
   torch::Tensor loss;
   {
-    const autocast_scope amp(precision, torch::kCPU);
+    const autocast_scope amp(autocast_dtype(precision), torch::kCPU);
     loss = torch::nn::functional::cross_entropy(model->forward(ids, mask), labels);
     if (backward_inside_autocast) loss.backward();
   }

@@ -48,7 +48,7 @@ TEST_CASE("AMP fp16 and bf16 on CUDA stay within tolerance of fp32", "[gpu]") {
   gpu_fixture f;
   auto ref = f.model->forward(f.ids, f.mask);
   for (auto [p, tol] : {std::pair{precision_kind::amp_fp16, 1e-2}, std::pair{precision_kind::amp_bf16, 5e-2}}) {
-    const autocast_scope amp(p, torch::kCUDA);
+    const autocast_scope amp(autocast_dtype(p), torch::kCUDA);
     auto out = f.model->forward(f.ids, f.mask);
     INFO(to_string(p));
     CHECK(rel_l2(out, ref) > 0);
@@ -61,7 +61,7 @@ TEST_CASE("every SDPA backend on CUDA matches naive attention", "[gpu]") {
   torch::InferenceMode guard;
   gpu_fixture f;
   f.model->set_attention({attention_kind::naive, sdpa_backend::auto_select, false, {}});
-  const autocast_scope amp(precision_kind::amp_fp16, torch::kCUDA);
+  const autocast_scope amp(autocast_dtype(precision_kind::amp_fp16), torch::kCUDA);
   auto ref_padded = f.model->forward(f.ids, f.mask);
   auto ref_unpadded = f.model->forward(f.ids, torch::Tensor());
   for (auto backend : {sdpa_backend::math, sdpa_backend::efficient, sdpa_backend::cudnn, sdpa_backend::flash}) {

@@ -6,10 +6,11 @@
 #include <algorithm>
 
 #include "config/config_parser.hpp"
+#include "plan_support.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
-#include "runner/variant_traits.hpp"
 #include "techniques/registry.hpp"
+#include "techniques/variant_plan.hpp"
 #include "test_support.hpp"
 
 using namespace attnbench;
@@ -56,18 +57,25 @@ double metric_value(const variant_result& v, const std::string& name) {
 
 TEST_CASE("pruning: registered, its heads as a count or a share, fp32", "[techniques][pruning]") {
   const config cfg = testing::parse(pruning_run());
-  const variant_config& two = *find_variant(cfg, "two");
-  const technique* t = technique_for(two);
-  REQUIRE(t != nullptr);
-  CHECK(t->name() == "head-pruning");
-  CHECK(technique_for(*find_variant(cfg, "base")) == nullptr);
-  CHECK(t->pruned_heads(two, cfg.model) == 2);
-  CHECK(t->pruned_heads(*find_variant(cfg, "half"), cfg.model) == 3);  // 0.5 of 6
-  CHECK(t->pruned_heads(*find_variant(cfg, "none"), cfg.model) == 0);
-  CHECK(precision_label(two) == "fp32");
-  CHECK(compute_dtype_name(two) == "fp32");
-  CHECK(tolerance_for(cfg, two) == tolerance_for(cfg, *find_variant(cfg, "base")));
-  CHECK(t->describe(two).find("2 attention heads per layer removed by weight-norm") != std::string::npos);
+  const auto plan = [&](const char* name) {
+    return plan_variant(cfg, *find_variant(cfg, name), torch::kCPU);
+  };
+  const variant_plan p = plan("two");
+  REQUIRE(p.owner != nullptr);
+  CHECK(p.owner->name() == "head-pruning");
+  const variant_plan base = plan("base");
+  CHECK(base.owner == nullptr);
+  // The FLOPs are counted on the heads the copy keeps, at the full model's head dim.
+  CHECK(base.heads == 6);
+  CHECK(p.heads == 6 - 2);
+  CHECK(plan("half").heads == 6 - 3);  // 0.5 of 6
+  CHECK(plan("none").heads == 6);
+  CHECK(p.head_dim == base.head_dim);
+  CHECK(p.precision.label == "fp32");
+  CHECK(p.precision.dtype == "fp32");
+  CHECK(p.precision.tolerance == base.precision.tolerance);
+  CHECK(p.description.find("2 attention heads per layer removed by weight-norm") != std::string::npos);
+  CHECK(base.description.empty());
 }
 
 TEST_CASE("pruning: its config rules name the path", "[techniques][pruning][config]") {

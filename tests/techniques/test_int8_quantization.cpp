@@ -10,13 +10,14 @@
 #include "config/technique_catalog.hpp"
 #include "model/int8_linear.hpp"
 #include "model/packed_linear.hpp"
+#include "plan_support.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
-#include "runner/variant_traits.hpp"
 #include "techniques/executor_batch.hpp"
 #include "techniques/registry.hpp"
-#include "test_support.hpp"
+#include "techniques/variant_plan.hpp"
 #include "tensor_support.hpp"
+#include "test_support.hpp"
 
 using namespace attnbench;
 using nlohmann::ordered_json;
@@ -86,9 +87,14 @@ TEST_CASE("int8 linear: the oneDNN int8 GEMM against fp32 arithmetic and ATen's 
   linear->weight.copy_(w);
   linear->bias.copy_(b);
   quantize_linear(*linear, bits);
-  const auto site = pack_linear(linear);
-  CHECK(site.scalar_type() == torch::kChar);
+  const prepared_linear site = pack_linear(linear, linear_kind::int8);
+  CHECK(site.kind == linear_kind::int8);
+  CHECK(site.weight.scalar_type() == torch::kChar);
   CHECK(rel_l2(linear_forward(linear, site, x), y) < 1e-6);
+  // The kind is chosen by the plan, not read back from dtypes: a linear without its int8 weight
+  // cannot be packed as int8.
+  torch::nn::Linear fp32_linear(37, 19);
+  CHECK_THROWS(pack_linear(fp32_linear, linear_kind::int8));
   CHECK_THROWS_WITH(quantize_weight(w, 6), Catch::Contains("8 or 7 bits"));
   CHECK_THROWS_WITH(quantize_weight(w.to(torch::kDouble), 8), Catch::Contains("2-D float32 on the CPU"));
 }
@@ -117,18 +123,21 @@ TEST_CASE("int8 linear: full-range u8·s8 saturates without VNNI, and 7-bit weig
 TEST_CASE("int8 quantization: registered, its tolerance, and its config rules", "[techniques][int8][config]") {
   const config cfg = testing::parse(int8_run());
   const variant_config& v = *find_variant(cfg, "sdpa-int8");
-  const technique* t = technique_for(v);
-  REQUIRE(t != nullptr);
-  CHECK(t->name() == "int8-quantization");
-  CHECK(precision_label(v) == "int8");
-  CHECK(compute_dtype_name(v) == "int8");
+  const variant_plan p = plan_variant(cfg, v, torch::kCPU);
+  REQUIRE(p.owner != nullptr);
+  CHECK(p.owner->name() == "int8-quantization");
+  CHECK(p.precision.label == "int8");
+  CHECK(p.precision.dtype == "int8");
+  CHECK(p.precision.activations == torch::kFloat);  // int8 linears take and give fp32
+  CHECK_FALSE(p.precision.autocast.has_value());
   const technique_option* o = find_technique_option("precision", "int8");
   REQUIRE(o != nullptr);
-  CHECK(tolerance_for(cfg, v) == o->default_tolerance);
+  CHECK(p.precision.tolerance == o->default_tolerance);
   CHECK(o->default_tolerance == precision_class_of("int8").tolerance);  // the class's, in one place
-  CHECK(t->skip_reason(v, torch::kCPU) == std::nullopt);
-  CHECK(t->skip_reason(v, torch::Device(torch::kCUDA, 0)) ==
-        "\"precision\": \"int8\" runs on the CPU only (oneDNN's CPU int8 matmul); this run's device is cuda:0");
+  CHECK(p.skip_reason == std::nullopt);
+  CHECK(
+      plan_variant(cfg, v, torch::Device(torch::kCUDA, 0)).skip_reason ==
+      "\"precision\": \"int8\" runs on the CPU only (oneDNN's CPU int8 matmul); this run's device is cuda:0");
 
   auto doc = int8_run();
   const std::string summary =
@@ -136,7 +145,7 @@ TEST_CASE("int8 quantization: registered, its tolerance, and its config rules", 
   SECTION("check.tolerances.int8 tightens the class's tolerance") {
     doc["check"] = {{"tolerances", {{"int8", 0.03}}}};
     const config c = testing::parse(doc);
-    CHECK(tolerance_for(c, *find_variant(c, "sdpa-int8")) == 0.03);
+    CHECK(plan_variant(c, *find_variant(c, "sdpa-int8"), torch::kCPU).precision.tolerance == 0.03);
   }
   SECTION("not with offload") {
     doc["variants"][1]["offload"] = {{"target", "cpu"}};
@@ -174,12 +183,12 @@ TEST_CASE("int8 quantization: the executor's outputs against the fp32 model unde
     const variant_config& v = *find_variant(cfg, name);
     model->set_attention({v.attention, v.backend, false, v.kernel});
     const auto reference = model->forward(b.input_ids, b.padding_mask);
-    auto exec = make_executor(model, torch::kCPU, v, false);
+    auto exec = testing::planned_executor(model, torch::kCPU, cfg, v);
     const auto out = exec->forward(b);
     INFO(name);
     REQUIRE(out.sizes() == reference.sizes());
     const double err = rel_l2(out, reference);
-    CHECK(err < tolerance_for(cfg, v));
+    CHECK(err < plan_variant(cfg, v, torch::kCPU).precision.tolerance);
     CHECK(err > 1e-5);  // quantized, not the fp32 model
     variant_result r;
     exec->annotate(r);

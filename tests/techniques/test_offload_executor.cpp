@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "config/byte_size.hpp"
 #include "config/config_parser.hpp"
+#include "plan_support.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/memory_tracker.hpp"
 #include "runner/runner.hpp"
@@ -58,9 +59,10 @@ TEST_CASE("offload on the CPU: bit-identical outputs, the prefetch schedule, the
   const batch b = random_batch(cpu);
   variant_config plain_v = offload_variant(1, "cpu");
   plain_v.offload.reset();
-  const torch::Tensor expected = make_executor(model, cpu, plain_v, false)->forward(b);
+  const torch::Tensor expected = testing::planned_executor(model, cpu, plain_v)->forward(b);
 
-  offload_executor one(model, cpu, offload_variant(1, "cpu"), false);
+  offload_executor one(model, cpu, offload_variant(1, "cpu"),
+                       testing::plan_alone(offload_variant(1, "cpu"), model->config()), false);
   CHECK(torch::equal(one.forward(b), expected));
   CHECK(one.last_schedule() ==
         schedule({"load 0", "load 1", "run 0", "load 2", "run 1", "load 3", "run 2", "run 3"}));
@@ -68,13 +70,15 @@ TEST_CASE("offload on the CPU: bit-identical outputs, the prefetch schedule, the
   CHECK(one.max_resident_layers() == 2);
   CHECK(torch::equal(one.forward(b), expected));  // slots refilled for the next batch
 
-  offload_executor none(model, cpu, offload_variant(0, "cpu"), false);
+  offload_executor none(model, cpu, offload_variant(0, "cpu"),
+                        testing::plan_alone(offload_variant(0, "cpu"), model->config()), false);
   CHECK(torch::equal(none.forward(b), expected));
   CHECK(none.last_schedule() ==
         schedule({"load 0", "run 0", "load 1", "run 1", "load 2", "run 2", "load 3", "run 3"}));
   CHECK(none.max_resident_layers() == 1);
 
-  offload_executor all(model, cpu, offload_variant(4, "cpu"), false);
+  offload_executor all(model, cpu, offload_variant(4, "cpu"),
+                       testing::plan_alone(offload_variant(4, "cpu"), model->config()), false);
   CHECK(torch::equal(all.forward(b), expected));
   CHECK(all.resident_bound() == 4);  // never more slots than layers
   CHECK(all.last_schedule().front() == "load 0");
@@ -100,13 +104,15 @@ TEST_CASE("offload holds on its device only the resident part and the slots, its
   const batch b = random_batch(cpu);
   variant_config plain_v = offload_variant(1, "cpu");
   plain_v.offload.reset();
-  const torch::Tensor expected = make_executor(model, cpu, plain_v, false)->forward(b);
+  const torch::Tensor expected = testing::planned_executor(model, cpu, plain_v)->forward(b);
 
   std::unique_ptr<offload_executor> ex;
   int64_t built_bytes = 0;
   {
     const peak_memory_scope built(cpu);  // what building the executor allocates, measured
-    ex = std::make_unique<offload_executor>(model, cpu, offload_variant(1, "cpu"), false);
+    ex = std::make_unique<offload_executor>(model, cpu, offload_variant(1, "cpu"),
+                                            testing::plan_alone(offload_variant(1, "cpu"), model->config()),
+                                            false);
     built_bytes = built.current_bytes();
   }
   // The resident part is a model without encoder layers; the host weights are the model's own
@@ -154,10 +160,10 @@ TEST_CASE("offload with host copies in the autocast dtype: half the bytes, the s
   amp.precision = precision_kind::amp_bf16;
   variant_config plain_v = amp;
   plain_v.offload.reset();
-  const torch::Tensor expected = make_executor(model, cpu, plain_v, false)->forward(b);
-  offload_executor fp32_host(model, cpu, amp, false);
+  const torch::Tensor expected = testing::planned_executor(model, cpu, plain_v)->forward(b);
+  offload_executor fp32_host(model, cpu, amp, testing::plan_alone(amp, model->config()), false);
   amp.offload->host_in_compute_dtype = true;
-  offload_executor bf16_host(model, cpu, amp, false);
+  offload_executor bf16_host(model, cpu, amp, testing::plan_alone(amp, model->config()), false);
   // Autocast casts the fp32 weights to bf16 anyway: casting them beforehand changes no value.
   CHECK(torch::equal(bf16_host.forward(b), expected));
   CHECK(torch::equal(fp32_host.forward(b), expected));
@@ -269,8 +275,9 @@ TEST_CASE("offload on CUDA: copy stream, events, bound and outputs", "[offload][
   const batch b = random_batch(gpu);
   variant_config plain_v = offload_variant(1, "");
   plain_v.offload.reset();
-  const torch::Tensor expected = make_executor(model, gpu, plain_v, false)->forward(b).cpu();
-  offload_executor ex(model, gpu, offload_variant(1, ""), false);
+  const torch::Tensor expected = testing::planned_executor(model, gpu, plain_v)->forward(b).cpu();
+  offload_executor ex(model, gpu, offload_variant(1, ""),
+                      testing::plan_alone(offload_variant(1, ""), model->config()), false);
   for (int i = 0; i < 3; ++i) CHECK(torch::equal(ex.forward(b).cpu(), expected));
   CHECK(ex.max_resident_layers() == 2);
   variant_result r;

@@ -9,13 +9,14 @@
 #include "config/config_parser.hpp"
 #include "config/technique_catalog.hpp"
 #include "model/packed_linear.hpp"
+#include "plan_support.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
-#include "runner/variant_traits.hpp"
 #include "techniques/executor_batch.hpp"
 #include "techniques/registry.hpp"
-#include "test_support.hpp"
+#include "techniques/variant_plan.hpp"
 #include "tensor_support.hpp"
+#include "test_support.hpp"
 
 using namespace attnbench;
 using nlohmann::ordered_json;
@@ -133,8 +134,10 @@ TEST_CASE("packed linear: bf16 packing under amp and the bf16 cast matches the s
   for (const auto& [packed, unpacked] : std::vector<std::pair<const char*, const char*>>{
            {"naive-packed", "naive-amp"}, {"sdpa-packed", "sdpa-amp"}, {"custom-packed", "custom-cast"}}) {
     INFO(packed << " against " << unpacked);
-    const auto ref = make_executor(model, torch::kCPU, *find_variant(cfg, unpacked), false)->forward(b);
-    const auto out = make_executor(model, torch::kCPU, *find_variant(cfg, packed), false)->forward(b);
+    const auto ref =
+        testing::planned_executor(model, torch::kCPU, cfg, *find_variant(cfg, unpacked))->forward(b);
+    const auto out =
+        testing::planned_executor(model, torch::kCPU, cfg, *find_variant(cfg, packed))->forward(b);
     REQUIRE(out.sizes() == ref.sizes());
     // The same bf16 weights; only the fused GELU's single rounding (and the GEMMs' blocking) differ.
     CHECK(rel_l2(out, ref) < 1e-2);
@@ -145,15 +148,16 @@ TEST_CASE("packed linear: bf16 packing under amp and the bf16 cast matches the s
 TEST_CASE("packed linear: registered, fp32, and its config rules", "[techniques][packed][config]") {
   const config cfg = testing::parse(packed_run());
   const variant_config& v = *find_variant(cfg, "sdpa-packed");
-  const technique* t = technique_for(v);
-  REQUIRE(t != nullptr);
-  CHECK(t->name() == "packed-linear");
-  CHECK(technique_for(*find_variant(cfg, "naive")) == nullptr);
-  CHECK(precision_label(v) == "fp32");
-  CHECK(compute_dtype_name(v) == "fp32");
-  CHECK(tolerance_for(cfg, v) == tolerance_for(cfg, *find_variant(cfg, "naive")));
-  CHECK(t->skip_reason(v, torch::kCPU) == std::nullopt);
-  const auto on_gpu = t->skip_reason(v, torch::Device(torch::kCUDA, 0));
+  const variant_plan p = plan_variant(cfg, v, torch::kCPU);
+  REQUIRE(p.owner != nullptr);
+  CHECK(p.owner->name() == "packed-linear");
+  const variant_plan naive = plan_variant(cfg, *find_variant(cfg, "naive"), torch::kCPU);
+  CHECK(naive.owner == nullptr);
+  CHECK(p.precision.label == "fp32");
+  CHECK(p.precision.dtype == "fp32");
+  CHECK(p.precision.tolerance == naive.precision.tolerance);
+  CHECK(p.skip_reason == std::nullopt);
+  const auto on_gpu = plan_variant(cfg, v, torch::Device(torch::kCUDA, 0)).skip_reason;
   REQUIRE(on_gpu.has_value());
   CHECK(on_gpu->find("CPU only") != std::string::npos);
 
@@ -181,16 +185,20 @@ TEST_CASE("packed linear: registered, fp32, and its config rules", "[techniques]
     const config mixed = testing::parse(doc);
     const variant_config& amp = *find_variant(mixed, "sdpa-packed");
     const variant_config& cast = *find_variant(mixed, "custom-packed");
-    REQUIRE(technique_for(amp) != nullptr);
-    REQUIRE(technique_for(cast) != nullptr);
-    CHECK(technique_for(amp)->name() == "packed-linear");
-    CHECK(technique_for(cast)->name() == "packed-linear");
-    CHECK(compute_dtype_name(amp) == "bf16");
-    CHECK(compute_dtype_name(cast) == "bf16");
-    CHECK(precision_label(cast) == "bf16");
-    CHECK(precision_label(amp) == "amp-bf16");
-    CHECK(tolerance_for(mixed, cast) == find_technique_option("precision", "bf16")->default_tolerance);
-    CHECK(tolerance_for(mixed, amp) == mixed.check.tolerance.at(precision_kind::amp_bf16));
+    const variant_plan amp_plan = plan_variant(mixed, amp, torch::kCPU);
+    const variant_plan cast_plan = plan_variant(mixed, cast, torch::kCPU);
+    REQUIRE(amp_plan.owner != nullptr);
+    REQUIRE(cast_plan.owner != nullptr);
+    CHECK(amp_plan.owner->name() == "packed-linear");
+    CHECK(cast_plan.owner->name() == "packed-linear");
+    CHECK(amp_plan.precision.dtype == "bf16");
+    CHECK(cast_plan.precision.dtype == "bf16");
+    CHECK(cast_plan.precision.label == "bf16");
+    CHECK(amp_plan.precision.label == "amp-bf16");
+    CHECK(amp_plan.precision.autocast == torch::kBFloat16);
+    CHECK_FALSE(cast_plan.precision.autocast.has_value());
+    CHECK(cast_plan.precision.tolerance == find_technique_option("precision", "bf16")->default_tolerance);
+    CHECK(amp_plan.precision.tolerance == mixed.check.tolerance.at(precision_kind::amp_bf16));
   }
   SECTION("a block it cannot be combined with") {
     doc["variants"][2]["offload"] = {{"target", "cpu"}};
@@ -211,7 +219,7 @@ TEST_CASE("packed linear: the executor's outputs match the ATen model under ever
     const variant_config& v = *find_variant(cfg, name);
     model->set_attention({v.attention, v.backend, false, v.kernel});
     const auto reference = model->forward(b.input_ids, b.padding_mask);
-    auto exec = make_executor(model, torch::kCPU, v, false);
+    auto exec = testing::planned_executor(model, torch::kCPU, cfg, v);
     const auto out = exec->forward(b);
     INFO(name);
     REQUIRE(out.sizes() == reference.sizes());

@@ -13,10 +13,11 @@
 #include <torch/cuda.h>
 
 #include "core/sdpa_backend_guard.hpp"
+#include "plan_support.hpp"
 #include "runner/executor_base.hpp"
 #include "runner/runner.hpp"
-#include "test_support.hpp"
 #include "tensor_support.hpp"
+#include "test_support.hpp"
 
 using namespace attnbench;
 using Catch::Matchers::Contains;
@@ -68,7 +69,7 @@ variant_config pipeline_variant(std::vector<std::string> stages, int64_t micro_b
 
 torch::Tensor plain_logits(EncoderClassifier model, torch::Device device, variant_config v, const batch& b) {
   v.pipeline.reset();
-  return make_executor(std::move(model), device, v, false)->forward(b);
+  return testing::planned_executor(std::move(model), device, v)->forward(b);
 }
 
 using testing::rel_l2;
@@ -122,7 +123,7 @@ TEST_CASE("a CPU pipeline gives the plain executor's logits", "[pipeline][techni
       // another split rounds differently (by ~1e-8 here), so only equal counts are bit-identical.
       variant_config v = pipeline_variant(c.stages, c.micro_batch, c.layers, attention);
       v.pipeline->threads_per_stage = at::get_num_threads();
-      pipeline_executor pipe(model, cpu, v, false);
+      pipeline_executor pipe(model, cpu, v, testing::plan_alone(v, model->config()), false);
       CHECK(pipe.stage_layers() == c.ranges);
       const torch::Tensor got = pipe.forward(b);
       REQUIRE(got.sizes() == expected.sizes());
@@ -143,7 +144,7 @@ TEST_CASE("a pipeline under autocast gives the plain executor's bf16 logits", "[
   variant_config v = pipeline_variant({"cpu", "cpu"}, 3);
   v.precision = precision_kind::amp_bf16;
   const torch::Tensor expected = plain_logits(model, cpu, v, b);
-  pipeline_executor pipe(model, cpu, v, false);
+  pipeline_executor pipe(model, cpu, v, testing::plan_alone(v, model->config()), false);
   const torch::Tensor got = pipe.forward(b);
   // Autocast is opened inside each stage thread: without it the stages would compute in fp32.
   CHECK(rel_l2(got, expected) <= 1e-6);
@@ -156,7 +157,8 @@ TEST_CASE("an error in a stage surfaces as an exception naming the stage", "[pip
   const torch::Device cpu(torch::kCPU);
   EncoderClassifier model = make_model(four_layers());
   const batch b = random_batch(cpu);
-  pipeline_executor pipe(model, cpu, pipeline_variant({"cpu", "cpu"}, 2), false);
+  pipeline_executor pipe(model, cpu, pipeline_variant({"cpu", "cpu"}, 2),
+                         testing::plan_alone(pipeline_variant({"cpu", "cpu"}, 2), model->config()), false);
   const torch::Tensor expected = pipe.forward(b);
   pipe.inject_fault_for_test(1, 2);
   CHECK_THROWS_WITH(pipe.forward(b), Contains("pipeline stage 1 (cpu, encoder layers 2-3) failed on micro-batch 2: "
@@ -185,7 +187,7 @@ TEST_CASE("each stage thread runs its own OpenMP team, the caller's count is unc
   {
     variant_config v = pipeline_variant({"cpu", "cpu", "cpu"}, 2);
     v.pipeline->threads_per_stage = 3;
-    pipeline_executor pipe(model, cpu, v, false);
+    pipeline_executor pipe(model, cpu, v, testing::plan_alone(v, model->config()), false);
     CHECK(pipe.threads_per_stage() == 3);
     CHECK(pipe.stage_threads() == std::vector<int>{3, 3, 3});
     pipe.forward(b);
@@ -194,7 +196,7 @@ TEST_CASE("each stage thread runs its own OpenMP team, the caller's count is unc
   {
     variant_config v = pipeline_variant({"cpu", "cpu"}, 2);
     v.pipeline->threads_per_stage = 0;  // default: the caller's 4 over 2 stages
-    pipeline_executor pipe(model, cpu, v, false);
+    pipeline_executor pipe(model, cpu, v, testing::plan_alone(v, model->config()), false);
     CHECK(pipe.stage_threads() == std::vector<int>{2, 2});
     CHECK(at::get_num_threads() == 4);
     // A thread started afterwards starts from the caller's count, not a stage's.
@@ -205,7 +207,7 @@ TEST_CASE("each stage thread runs its own OpenMP team, the caller's count is unc
   {
     variant_config v = pipeline_variant({"cpu", "cpu", "cpu"}, 2);
     v.pipeline->threads_per_stage = 0;  // 4 / 3 → 1
-    pipeline_executor pipe(model, cpu, v, false);
+    pipeline_executor pipe(model, cpu, v, testing::plan_alone(v, model->config()), false);
     CHECK(pipe.stage_threads() == std::vector<int>{1, 1, 1});
   }
 }
@@ -215,7 +217,9 @@ TEST_CASE("annotate reports the stages, busy times and the measured bubble", "[p
   const torch::Device cpu(torch::kCPU);
   EncoderClassifier model = make_model(four_layers());
   const batch b = random_batch(cpu);
-  pipeline_executor pipe(model, cpu, pipeline_variant({"cpu", "cpu"}, 3, {1, 3}), false);
+  pipeline_executor pipe(model, cpu, pipeline_variant({"cpu", "cpu"}, 3, {1, 3}),
+                         testing::plan_alone(pipeline_variant({"cpu", "cpu"}, 3, {1, 3}), model->config()),
+                         false);
   pipe.begin_phase(pass_phase::timed);
   for (int i = 0; i < 3; ++i) pipe.forward(b);
   variant_result r;
@@ -299,7 +303,7 @@ TEST_CASE("a pipeline on CUDA stages: copies, events, the plain executor's logit
   for (auto attention : {attention_kind::sdpa, attention_kind::naive}) {
     const variant_config v = pipeline_variant({"cuda:0", last, "cpu"}, 3, {2, 1, 1}, attention);
     const torch::Tensor expected = plain_logits(model, gpu, v, b).cpu();
-    pipeline_executor pipe(model, gpu, v, false);
+    pipeline_executor pipe(model, gpu, v, testing::plan_alone(v, model->config()), false);
     for (int i = 0; i < 3; ++i) {
       const torch::Tensor got = pipe.forward(b);
       CHECK(got.device() == gpu);
@@ -319,7 +323,7 @@ TEST_CASE("a pipeline on CUDA stages: copies, events, the plain executor's logit
   variant_config v = pipeline_variant({"cuda:0", last}, 2, {}, attention_kind::sdpa);
   v.precision = precision_kind::amp_fp16;
   const torch::Tensor expected = plain_logits(model, gpu, v, b);
-  pipeline_executor pipe(model, gpu, v, false);
+  pipeline_executor pipe(model, gpu, v, testing::plan_alone(v, model->config()), false);
   CHECK(rel_l2(pipe.forward(b), expected) <= 1e-2);
 }
 
@@ -333,7 +337,7 @@ TEST_CASE("a pipeline with a forced SDPA backend: stages share the selection, no
   v.backend = sdpa_backend::math;
   const torch::Tensor expected = plain_logits(model, cpu, v, b);
   const auto before = at::globalContext().userEnabledFlashSDP();
-  pipeline_executor pipe(model, cpu, v, false);
+  pipeline_executor pipe(model, cpu, v, testing::plan_alone(v, model->config()), false);
   // Micro-batches of 2 on one thread each round differently from one batch: close, not equal.
   for (int i = 0; i < 2; ++i) CHECK(torch::allclose(pipe.forward(b), expected, 1e-4, 1e-5));
   CHECK(current_sdpa_selection().holders == 0);                // every stage's guard ended
@@ -352,7 +356,7 @@ TEST_CASE("a pipeline stage written \"cuda\" is the model's cuda:0: it shares th
   const batch b = random_batch(gpu);
   const variant_config v = pipeline_variant({"cuda", "cuda"}, 3);
   const torch::Tensor expected = plain_logits(model, gpu, v, b).cpu();
-  pipeline_executor pipe(model, gpu, v, false);
+  pipeline_executor pipe(model, gpu, v, testing::plan_alone(v, model->config()), false);
   for (int i = 0; i < 3; ++i) CHECK(torch::allclose(pipe.forward(b).cpu(), expected, 1e-5, 1e-5));
   variant_result r;
   r.batches = 1;

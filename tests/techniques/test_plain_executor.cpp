@@ -7,6 +7,7 @@
 
 #include "config/config_parser.hpp"
 #include "model/linear_cast.hpp"
+#include "plan_support.hpp"
 #include "runner/executor_base.hpp"
 #include "techniques/executor_batch.hpp"
 #include "techniques/precision.hpp"
@@ -60,10 +61,11 @@ TEST_CASE("plain executor: autocast on linears cast once equals autocast casting
     model->set_attention({v.attention, v.backend, false, v.kernel});
     torch::Tensor reference;
     {
-      const autocast_scope amp(v.precision, torch::kCPU);  // autocast casting every weight per call
+      const autocast_scope amp(autocast_dtype(v.precision),
+                               torch::kCPU);  // autocast casting every weight per call
       reference = model->forward(b.input_ids, b.padding_mask);
     }
-    auto exec = make_executor(model, torch::kCPU, v, false);
+    auto exec = testing::planned_executor(model, torch::kCPU, cfg, v);
     const auto out = exec->forward(b);
     REQUIRE(out.sizes() == reference.sizes());
     // The same roundings of the same weights feeding the same kernels: measured equal (0) on a Zen 4
@@ -103,7 +105,7 @@ TEST_CASE("plain executor: fp32 runs the shared model itself and reports no cast
   model->init_weights(cfg.model.seed);
   model->eval();
   const variant_config& v = *find_variant(cfg, "fp32");
-  auto exec = make_executor(model, torch::kCPU, v, false);
+  auto exec = testing::planned_executor(model, torch::kCPU, cfg, v);
   const batch b = testing::padded_batch(5, 20, 2, 9);
   model->set_attention({v.attention, v.backend, false, v.kernel});
   CHECK(max_abs(exec->forward(b), model->forward(b.input_ids, b.padding_mask)) == 0);
