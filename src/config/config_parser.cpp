@@ -84,6 +84,13 @@ config parse_config_text(const std::string& text, const std::string& source_path
   return config_reader(doc, source_path, caps).read();
 }
 
+void add_sweep_point_problem(std::vector<problem>& problems, const problem& p, const sweep_point& point) {
+  const bool repeat = std::any_of(problems.begin(), problems.end(), [&](const problem& q) {
+    return q.path == p.path && q.message.rfind(p.message + " (at sweep point", 0) == 0;
+  });
+  if (!repeat) problems.push_back({p.path, fmt::format("{} (at sweep point {})", p.message, point.label())});
+}
+
 std::vector<config> sweep_point_configs(const config& base, const std::vector<sweep_point>& points,
                                        const device_caps& caps) {
   std::vector<config> configs;
@@ -93,14 +100,7 @@ std::vector<config> sweep_point_configs(const config& base, const std::vector<sw
       const ordered_json doc = apply_sweep_point(base.raw, *base.sweep, point, base.baseline);
       configs.push_back(config_reader(doc, base.source_path, caps).read());
     } catch (const input_error& e) {
-      // The same bad value fails many points: say each problem once, with the first point it hit.
-      for (const auto& p : e.problems()) {
-        problem at{p.path, fmt::format("{} (at sweep point {})", p.message, point.label())};
-        const bool repeat = std::any_of(problems.begin(), problems.end(), [&](const problem& q) {
-          return q.path == p.path && q.message.rfind(p.message + " (at sweep point", 0) == 0;
-        });
-        if (!repeat) problems.push_back(std::move(at));
-      }
+      for (const auto& p : e.problems()) add_sweep_point_problem(problems, p, point);
     }
   }
   if (!problems.empty()) throw input_error(std::move(problems));

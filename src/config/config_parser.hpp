@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "config/config.hpp"
 
 namespace attnbench {
@@ -24,6 +25,10 @@ config parse_config_text(const std::string& text, const std::string& source_path
 // once, naming the first point it appeared at.
 std::vector<config> sweep_point_configs(const config& base, const std::vector<sweep_point>& points,
                                        const device_caps& caps);
+
+// Adds p, found at sweep point `point`, to `problems` unless the same problem was added at an
+// earlier point: the same bad value fails many points and is said once, with the first it hit.
+void add_sweep_point_problem(std::vector<problem>& problems, const problem& p, const sweep_point& point);
 
 // Reads `path` and parses it; a missing or unreadable file is an input_error naming the path.
 config load_config(const std::string& path, const device_caps& caps);

@@ -1,9 +1,5 @@
 #include "runner/config_checks.hpp"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-
 #include "common/error.hpp"
 #include "config/config_parser.hpp"
 #include "kernels/kernel_check.hpp"
@@ -35,13 +31,7 @@ std::vector<config> checked_sweep_points(const config& base, const std::vector<s
   std::vector<config> configs = sweep_point_configs(base, points, caps);
   std::vector<problem> problems;
   for (size_t i = 0; i < configs.size(); ++i)
-    for (const auto& p : owned_problems(configs[i], caps)) {
-      // The same bad value fails many points: said once, with the first point it hit.
-      const bool repeat = std::any_of(problems.begin(), problems.end(), [&](const problem& q) {
-        return q.path == p.path && q.message.rfind(p.message + " (at sweep point", 0) == 0;
-      });
-      if (!repeat) problems.push_back({p.path, fmt::format("{} (at sweep point {})", p.message, points[i].label())});
-    }
+    for (const auto& p : owned_problems(configs[i], caps)) add_sweep_point_problem(problems, p, points[i]);
   if (!problems.empty()) throw input_error(std::move(problems));
   return configs;
 }
