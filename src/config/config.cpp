@@ -77,6 +77,18 @@ std::string to_string(checkpoint_policy c) {
   return "none";
 }
 
+std::string to_string(model_family f) {
+  switch (f) {
+    case model_family::gpt2:
+      return "gpt2";
+    case model_family::llama:
+      return "llama";
+    case model_family::bert:
+      break;
+  }
+  return "bert";
+}
+
 std::string to_string(parallel_mode m) { return m == parallel_mode::processes ? "processes" : "threads"; }
 
 const variant_config* find_variant(const config& c, const std::string& name) {

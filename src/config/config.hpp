@@ -31,6 +31,9 @@ enum class length_kind { fixed, uniform, lognormal, file };
 enum class grouping_kind { sorted, bucketed };
 enum class planner_kind { greedy, cost };
 enum class checkpoint_policy { none, every, sqrt };
+// What the model block builds: the BERT-style encoder classifier (model/encoder.hpp), or a
+// decoder-only language model (model/decoder.hpp): GPT-2's layout or Llama's.
+enum class model_family { bert, gpt2, llama };
 
 std::string to_string(precision_kind p);   // "fp32", "amp-bf16", "amp-fp16"
 std::string to_string(attention_kind a);   // "naive", "sdpa", "custom"
@@ -40,6 +43,7 @@ std::string to_string(length_kind l);      // "fixed", "uniform", "lognormal", "
 std::string to_string(grouping_kind g);    // "sorted", "bucketed"
 std::string to_string(planner_kind p);     // "greedy", "cost"
 std::string to_string(checkpoint_policy c);  // "none", "every", "sqrt"
+std::string to_string(model_family f);       // "bert", "gpt2", "llama"
 
 // Model shape. A preset fills every field; explicit fields override it.
 struct model_config {
@@ -67,6 +71,11 @@ struct model_config {
   // Output the mean of the last hidden state over real tokens, (B, hidden), instead of logits:
   // what a checkpoint without a classifier head is checked by.
   bool mean_pool = false;
+  // Decoders (family gpt2 or llama): grouped-query attention's key/value heads (= heads when 0 is
+  // resolved away by the parser; llama only) and the rotary embedding's base (llama only).
+  model_family family = model_family::bert;
+  int64_t kv_heads = 0;
+  double rope_theta = 0;
 };
 
 // Sample lengths (real tokens per sample, [CLS] and [SEP] included).
@@ -228,6 +237,13 @@ struct train_config {
   uint64_t seed = 0;   // synthetic labels and dropout masks
 };
 
+// The generate scenario (decoders): each prompt is prefilled, then max_new_tokens tokens are
+// decoded greedily against a KV cache; variants are checked by the tokens they generate and by
+// their logits teacher-forced on the baseline's tokens.
+struct generate_config {
+  int64_t max_new_tokens = 0;
+};
+
 // Ranks of a multi-process run (parallel mode "processes"): how long a rank waits for the
 // others before it gives up and names the ranks it is missing.
 struct distributed_config {
@@ -244,8 +260,9 @@ struct config {
   workload_config workload;
   measure_config measure;
   check_config check;
-  std::string scenario = "offline";  // "offline" (every sample at once) | "server" | "train"
+  std::string scenario = "offline";  // "offline" (every sample at once) | "server" | "train" | "generate"
   server_config server;
+  generate_config generate;
   train_config train;
   distributed_config distributed;
   std::string device = "auto"; // "cpu", "cuda", "cuda:N", "auto" (as written; resolved by the runner)

@@ -26,7 +26,7 @@ constexpr size_t typo_fraction = 3;  // ... or within a third of its length, for
 constexpr size_t shown_chars = 60;
 
 const names device_forms{"auto", "cpu", "cuda", "cuda:N"};
-const names scenarios{"offline", "server", "train"};
+const names scenarios{"offline", "server", "train", "generate"};
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
@@ -300,7 +300,7 @@ std::shared_ptr<const block_schema> config_document_schema() {
       string_key("name", "Names the experiment and its default output directory results/<name>")
           .is_required()
           .with({{"pattern", "^[A-Za-z0-9._-]+$"}}),
-      object_key("model", model_schema(), "The encoder: a preset, explicit dimensions or a real model")
+      object_key("model", model_schema(), "The model: a preset, explicit dimensions or a real model")
           .is_required(),
       object_key("workload", workload_schema(), "The samples: how many, their lengths, or a file of them")
           .is_required(),
@@ -317,8 +317,11 @@ std::shared_ptr<const block_schema> config_document_schema() {
           .with({{"minItems", 1}}),
       string_key("baseline", "The variant the others are compared against (not a pending one)").is_required(),
       object_key("output", output_schema(), "Where the reports go and in which formats"),
-      choice_key("scenario", scenarios, "offline (batches), server (requests at offered rates) or train (steps)")
+      choice_key("scenario", scenarios,
+                 "offline (batches), server (requests at offered rates), train (steps) or generate (a decoder's "
+                 "prefill and greedy decoding)")
           .by_default("offline"),
+      object_key("generate", generate_schema(), "The generate scenario's decoding; only with \"scenario\": \"generate\""),
       object_key("server", server_schema(), "The server scenario's load; required with \"scenario\": \"server\""),
       object_key("train", train_schema(), "The train scenario's optimiser; only with \"scenario\": \"train\""),
       object_key("sweep", sweep_schema(), "A parameter sweep over the variants"),

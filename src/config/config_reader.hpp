@@ -155,6 +155,7 @@ std::shared_ptr<const block_schema> parallel_schema();
 std::shared_ptr<const block_schema> pipeline_schema();
 std::shared_ptr<const block_schema> server_schema();
 std::shared_ptr<const block_schema> train_schema();
+std::shared_ptr<const block_schema> generate_schema();
 std::shared_ptr<const block_schema> distributed_schema();
 std::shared_ptr<const block_schema> output_schema();
 std::shared_ptr<const block_schema> profile_schema();
@@ -181,6 +182,7 @@ class config_reader {
   void read_profile();
   // model_block.cpp
   void read_model();
+  void read_family(const object_reader& m, model_config& mc, bool from_preset);
   bool read_real_model(const object_reader& m, model_config& mc);
   void read_attention(const object_reader& obj, attention_kind& kind, std::string& kernel);
   void check_backend(const object_reader& obj, attention_kind attention, sdpa_backend backend);
@@ -207,6 +209,7 @@ class config_reader {
   // scenario_blocks.cpp (scenario, server, train), distributed_block.cpp, output_block.cpp
   void read_scenario();
   void read_train();
+  void read_generate();
   void read_distributed();
   void read_output();
 

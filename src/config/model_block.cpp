@@ -6,6 +6,7 @@
 
 #include "config/config_defaults.hpp"
 #include "config/config_reader.hpp"
+#include "config/decoder_presets.hpp"
 #include "config/hf_config.hpp"
 
 namespace attnbench::config_reading {
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 // With model.config the dimensions come from config.json, so these may not be given too.
 const names hf_dim_keys{"preset",     "layers",        "hidden",          "heads",          "head_dim", "ffn",
                         "vocab_size", "max_positions", "type_vocab_size", "layer_norm_eps", "num_labels",
-                        "seed",       "causal"};
+                        "seed",       "causal",        "family",          "kv_heads",       "rope_theta"};
 // Without a preset these must all be given; the other model fields have BERT defaults.
 const names required_dims{"layers", "hidden", "heads", "vocab_size", "max_positions"};
 // Attention names the config layer knows; kernels/kernel_catalog.hpp's names are checked after parsing
@@ -26,6 +27,7 @@ const names attention_names{"naive", "sdpa", "custom"};
 names preset_names() {
   names out;
   for (const auto& p : defaults::model_presets) out.emplace_back(p.name);
+  for (const auto& p : defaults::decoder_presets) out.emplace_back(p.name);
   return out;
 }
 
@@ -41,11 +43,19 @@ key_schema sdpa_backend_key(std::string help) {
 
 std::shared_ptr<const block_schema> model_schema() {
   auto b = std::make_shared<block_schema>();
-  b->help = "The encoder: a preset, explicit dimensions (layers, hidden, heads, vocab_size, max_positions are "
+  b->help = "The model (a BERT-style encoder, or a GPT-2- or Llama-style decoder): a preset, explicit dimensions (layers, hidden, heads, vocab_size, max_positions are "
             "required without a preset), or a real model (config, weights, torchscript)";
   b->keys = {
-      choice_key("preset", preset_names(), "A named shape: layers, hidden and heads (the other keys override it)"),
-      integer_key("layers", "Encoder layers").at_least(1),
+      choice_key("preset", preset_names(),
+                 "A named shape: layers, hidden and heads; a decoder's also its family, kv_heads, ffn, vocab_size "
+                 "and max_positions (the other keys override it)"),
+      choice_key("family", {"bert", "gpt2", "llama"},
+                 "bert: the encoder classifier; gpt2 or llama: a decoder-only language model (the generate "
+                 "scenario); default: the preset's, else bert"),
+      integer_key("kv_heads", "llama: key/value heads of grouped-query attention (heads must be a multiple); default heads")
+          .at_least(1),
+      number_key("rope_theta", "llama: the rotary embedding's base").above(0).by_default(10000.0),
+      integer_key("layers", "Encoder or decoder layers").at_least(1),
       integer_key("hidden", "Hidden size; must be divisible by heads").at_least(1),
       integer_key("heads", "Attention heads; each is hidden / heads wide").at_least(1),
       any_key("head_dim", "Not supported: each head is hidden / heads wide (give model.heads)")
@@ -96,6 +106,7 @@ void config_reader::read_model() {
       m.add("head", "\"decisive\" fits the head of seeded weights; a loaded model keeps its own");
     return;
   }
+  bool decoder_preset = false;
   if (auto name = m.choice("preset")) {
     mc.preset = *name;
     for (const auto& p : defaults::model_presets) {
@@ -104,14 +115,32 @@ void config_reader::read_model() {
       mc.hidden = p.hidden;
       mc.heads = p.heads;
     }
+    for (const auto& p : defaults::decoder_presets) {
+      if (p.name != *name) continue;
+      decoder_preset = true;
+      mc.family = p.family;
+      mc.layers = p.layers;
+      mc.hidden = p.hidden;
+      mc.heads = p.heads;
+      mc.kv_heads = p.kv_heads;
+      mc.ffn = p.ffn;
+      mc.vocab_size = p.vocab_size;
+      mc.max_positions = p.max_positions;
+      mc.rope_theta = p.rope_theta;
+      mc.causal = true;
+      mc.layer_norm_eps = p.family == model_family::gpt2 ? 1e-5 : 1e-6;
+    }
   } else if (!m.has("preset")) {
     for (const auto& dim : required_dims) m.require(dim, "required without model.preset");
   }
   assign(mc.layers, m.integer("layers"));
   assign(mc.hidden, m.integer("hidden"));
   assign(mc.heads, m.integer("heads"));
+  read_family(m, mc, decoder_preset);
   if (auto ffn = m.integer("ffn")) {
     mc.ffn = *ffn;
+  } else if (decoder_preset) {
+    // the preset's
   } else if (mc.hidden > std::numeric_limits<int64_t>::max() / defaults::ffn_multiplier) {
     // The default ffn, ffn_multiplier × hidden, would overflow int64
     // (tests/fuzz/corpus/config/ffn-overflow.json).
@@ -131,6 +160,7 @@ void config_reader::read_model() {
   assign(mc.backend, backend);
   assign(mc.causal, m.boolean("causal"));
   assign(mc.seed, m.unsigned_integer("seed"));
+  if (mc.family != model_family::bert && !mc.causal) m.add("causal", "a decoder's attention is causal");
 
   if (mc.hidden > 0 && mc.heads > 0 && mc.hidden % mc.heads != 0)
     m.add(m.has("heads") ? "heads" : "hidden",
@@ -142,6 +172,35 @@ void config_reader::read_model() {
           "head_dim at a fixed hidden size give model.heads (or sweep the \"heads\" axis); attention narrower "
           "than hidden comes from pruning heads (a variant's \"pruning\" block)");
   if (backend) check_backend(m, mc.attention, *backend);
+}
+
+// model.family, kv_heads, rope_theta: what a decoder adds, and what only an encoder has.
+void config_reader::read_family(const object_reader& m, model_config& mc, bool from_preset) {
+  if (auto family = m.choice("family")) {
+    const model_family f = *family == "gpt2" ? model_family::gpt2 : *family == "llama" ? model_family::llama
+                                                                                         : model_family::bert;
+    if (from_preset && f != mc.family)
+      m.add("family", fmt::format("preset {} is a {} model", quote(mc.preset), to_string(mc.family)));
+    if (!from_preset && f != model_family::bert) {
+      mc.causal = true;
+      mc.layer_norm_eps = f == model_family::gpt2 ? 1e-5 : 1e-6;
+      if (f == model_family::llama) mc.rope_theta = 10000.0;
+    }
+    mc.family = f;
+  }
+  assign(mc.kv_heads, m.integer("kv_heads"));
+  assign(mc.rope_theta, m.number("rope_theta"));
+  if (mc.family != model_family::llama) {
+    for (const char* key : {"kv_heads", "rope_theta"})
+      if (m.has(key)) m.add(key, "only for a llama decoder (model.family \"llama\")");
+  } else if (mc.kv_heads > 0 && mc.heads > 0 && mc.heads % mc.kv_heads != 0) {
+    m.add("kv_heads", fmt::format("heads ({}) must be a multiple of kv_heads ({})", mc.heads, mc.kv_heads));
+  }
+  if (mc.family == model_family::llama && mc.kv_heads == 0) mc.kv_heads = mc.heads;
+  if (mc.family != model_family::bert) {
+    for (const char* key : {"num_labels", "type_vocab_size", "head"})
+      if (m.has(key)) m.add(key, fmt::format("only for the encoder: a {} decoder has an LM head", to_string(mc.family)));
+  }
 }
 
 // A path in the config, resolved against the config's directory and checked readable.

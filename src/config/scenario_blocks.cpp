@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "config/config_defaults.hpp"
+#include "config/decoder_presets.hpp"
 #include "config/config_reader.hpp"
 
 namespace attnbench::config_reading {
@@ -45,8 +46,44 @@ std::shared_ptr<const block_schema> train_schema() {
   return b;
 }
 
+std::shared_ptr<const block_schema> generate_schema() {
+  auto b = std::make_shared<block_schema>();
+  b->help = "The generate scenario: each prompt prefilled, then tokens decoded greedily against a KV cache";
+  b->keys = {
+      integer_key("max_new_tokens", "Tokens generated after each prompt (llama-bench's tg)")
+          .at_least(1)
+          .by_default(defaults::max_new_tokens),
+  };
+  return b;
+}
+
+void config_reader::read_generate() {
+  generate_config& gc = cfg_.generate;
+  gc.max_new_tokens = defaults::max_new_tokens;
+  object_reader g = root_.object("generate");
+  if (g.present() && cfg_.scenario != "generate") root_.add("generate", "only used with \"scenario\": \"generate\"");
+  g.check_keys();
+  assign(gc.max_new_tokens, g.integer("max_new_tokens"));
+  const bool decoder = cfg_.model.family != model_family::bert;
+  if (cfg_.scenario == "generate" && !decoder)
+    root_.add("scenario", "\"generate\" needs a decoder: model.family \"gpt2\" or \"llama\" (or a decoder preset "
+                          "such as \"gpt2-tiny\")");
+  if (decoder && cfg_.scenario != "generate")
+    root_.add("scenario", fmt::format("a {} decoder runs in the \"generate\" scenario only; {} runs the encoder "
+                                      "classifier",
+                                      to_string(cfg_.model.family), quote(cfg_.scenario)));
+  // Every prompt and its new tokens must fit the learned positions (gpt2) or the cache bound.
+  if (decoder && cfg_.scenario == "generate" && cfg_.workload.max_length > 0 &&
+      cfg_.workload.max_length + gc.max_new_tokens > cfg_.model.max_positions)
+    root_.add(g.present() && g.has("max_new_tokens") ? "generate.max_new_tokens" : "workload.max_length",
+              fmt::format("workload.max_length ({}) + generate.max_new_tokens ({}) is more than model.max_positions "
+                          "({}): the longest prompt could not be decoded to the end",
+                          cfg_.workload.max_length, gc.max_new_tokens, cfg_.model.max_positions));
+}
+
 void config_reader::read_scenario() {
   assign(cfg_.scenario, root_.choice("scenario"));
+  read_generate();
   // Training builds its own models from the seed, with a classifier head to take a loss from.
   if (cfg_.scenario == "train" && (!cfg_.model.torchscript.empty() || !cfg_.model.weights.empty()))
     root_.add("scenario", fmt::format("\"train\" runs the built-in encoder with seeded weights; model.{} is "

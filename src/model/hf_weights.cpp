@@ -76,13 +76,6 @@ torch::ScalarType torch_dtype(const safetensors_tensor& t) {
       fmt::format("tensor \"{}\" has dtype {}; weights must be F32, F16, BF16 or F64", t.name, t.dtype));
 }
 
-// The tensor's values as float32, copied out of the mapping (its offset need not be aligned).
-torch::Tensor read_float(const safetensors_file& file, const safetensors_tensor& t) {
-  auto out = torch::empty(t.shape, torch::TensorOptions().dtype(torch_dtype(t)));
-  if (t.numel() > 0) std::memcpy(out.data_ptr(), file.data(t), static_cast<std::size_t>(t.end - t.begin));
-  return out.to(torch::kFloat);
-}
-
 // Every tensor a checkpoint for this model must hold, by its Hugging Face name.
 std::vector<std::string> expected_names(const model_config& cfg) {
   std::vector<std::string> out{"embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
@@ -102,6 +95,13 @@ std::vector<std::string> expected_names(const model_config& cfg) {
 }
 
 }  // namespace
+
+torch::Tensor read_float(const safetensors_file& file, const safetensors_tensor& t) {
+  // Copied out of the mapping: a tensor's offset need not be aligned.
+  auto out = torch::empty(t.shape, torch::TensorOptions().dtype(torch_dtype(t)));
+  if (t.numel() > 0) std::memcpy(out.data_ptr(), file.data(t), static_cast<std::size_t>(t.end - t.begin));
+  return out.to(torch::kFloat);
+}
 
 std::vector<std::string> load_hf_weights(EncoderClassifierImpl& model, const safetensors_file& file) {
   torch::NoGradGuard no_grad;

@@ -28,4 +28,8 @@ namespace attnbench {
 // or of a non-float dtype. Returns warnings, each naming a tensor, e.g. non-finite values.
 std::vector<std::string> load_hf_weights(EncoderClassifierImpl& model, const safetensors_file& file);
 
+// One tensor of `file` as float32 (F32, F16, BF16 or F64 in the file; any other dtype is an
+// input_error at "model.weights" naming the tensor). Decoders load through it too (model/decoder.hpp).
+torch::Tensor read_float(const safetensors_file& file, const safetensors_tensor& t);
+
 }  // namespace attnbench

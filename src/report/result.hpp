@@ -298,6 +298,10 @@ struct model_info {
   int64_t parameters = 0;
   std::string weight_checksum;    // identical for every variant: same seed, same weights
   bool causal = false;
+  // "bert" (the encoder classifier), "gpt2" or "llama" (decoders, the generate scenario); "" in
+  // files written before decoders, which were all bert. kv_heads: grouped-query attention's (0: =heads).
+  std::string family;
+  int64_t kv_heads = 0;
 };
 
 struct workload_info {

@@ -609,6 +609,9 @@ model_info model_from(const reader& r) {
   m.parameters = r.integer("parameters");
   m.weight_checksum = r.string("weight_checksum");
   m.causal = r.boolean("causal");
+  // Files written before decoders have neither: their models were all bert.
+  m.family = r.has("family") ? r.string("family") : "bert";
+  m.kv_heads = r.has("kv_heads") ? r.integer("kv_heads") : 0;
   return m;
 }
 
@@ -659,7 +662,9 @@ ojson run_result_to_json(const run_result& r) {
             {"num_labels", m.num_labels},
             {"parameters", m.parameters},
             {"weight_checksum", m.weight_checksum},
-            {"causal", m.causal}}},
+            {"causal", m.causal},
+            {"family", m.family.empty() ? "bert" : m.family},
+            {"kv_heads", m.kv_heads}}},
           {"check",
            {{"weights", r.check.weights},
             {"random_weights", r.check.random_weights},

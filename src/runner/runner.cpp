@@ -19,12 +19,14 @@
 #include "config/byte_size.hpp"
 #include "core/device.hpp"
 #include "core/process_device.hpp"
+#include "model/decoder.hpp"
 #include "model/encoder.hpp"
 #include "model/hf_weights.hpp"
 #include "model/safetensors.hpp"
 #include "model/torchscript_model.hpp"
 #include "parallel/distributed_world.hpp"
 #include "runner/decision_study.hpp"
+#include "runner/generate_scenario.hpp"
 #include "runner/matmul_ceiling.hpp"
 #include "runner/measurement_loop.hpp"
 #include "runner/memory_tracker.hpp"
@@ -112,7 +114,9 @@ check_basis describe_check_basis(const config& cfg, const model_info& m) {
               : b.random_weights      ? fmt::format("random (preset {}, seed {})", mc.preset, mc.seed)
                                       : "checkpoint " + mc.weights;
   b.weight_checksum = m.weight_checksum;
-  b.head = mc.mean_pool                  ? "none: mean-pooled embeddings"
+  b.head = mc.family == model_family::gpt2  ? "the LM head (tied to the token embedding)"
+           : mc.family == model_family::llama ? "the LM head"
+           : mc.mean_pool                  ? "none: mean-pooled embeddings"
            : !mc.torchscript.empty()     ? "the TorchScript module's own"
            : mc.head == head_kind::decisive ? "decisive (fitted on seeded probe inputs)"
            : b.random_weights            ? "random (seeded)"
@@ -131,6 +135,12 @@ check_basis describe_check_basis(const config& cfg, const model_info& m) {
   }
   b.predictions = prediction_text(mc.mean_pool ? output_kind::embedding : output_kind::logits);
   b.rule = top1_rule_text;
+  if (mc.family != model_family::bert) {
+    b.predictions = fmt::format("greedy tokens: {} per prompt, and the logits teacher-forced on the baseline's tokens",
+                                cfg.generate.max_new_tokens);
+    b.rule = "every sequence's tokens equal to the baseline's and the teacher-forced logits within the precision's "
+             "tolerance; no changed token is excused (runner/generate_scenario.hpp)";
+  }
   b.study_runs = study_runs;
   return b;
 }
@@ -150,7 +160,7 @@ matmul_ceiling measure_ceiling(const environment_info& env, const config& cfg, t
   // Its own products beside the squares are too slow to time there, and need no ceiling that fine.
   const bool slow = !device.is_cuda() && slow_dtype_note(this_cpu(), name).has_value();
   std::vector<gemm_shape> shapes = square_shapes(slow ? slow_ceiling_sizes : default_ceiling_sizes(device));
-  if (!slow && cfg.model.torchscript.empty()) {
+  if (!slow && cfg.model.torchscript.empty() && cfg.model.family == model_family::bert) {
     const auto& base = *std::find_if(cfg.variants.begin(), cfg.variants.end(),
                                      [&](const variant_config& v) { return v.name == cfg.baseline; });
     const int64_t batch = base.batching.batch_size > 0 ? base.batching.batch_size : 8;
@@ -273,6 +283,43 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
   res.warmup = cfg.measure.warmup;
   res.scenario = cfg.scenario;
   if (cfg.scenario == "server") res.latency_bound_ms = cfg.server.latency_bound_ms;
+
+  if (cfg.model.family != model_family::bert) {
+    if (serve) throw input_error("scenario", "attnbench serve runs the encoder; a decoder runs with \"scenario\": \"generate\"");
+    log("building the decoder");
+    DecoderLM decoder{nullptr};
+    {
+      decoder = DecoderLM(cfg.model);
+      if (cfg.model.weights.empty()) {
+        decoder->init_weights(cfg.model.seed);
+      } else {
+        const safetensors_file weights(cfg.model.weights);
+        for (const auto& w : load_decoder_weights(decoder, weights)) log("warning: " + w);
+      }
+    }
+    decoder->eval();
+    decoder->to(device);
+    const decoder_dims& d = decoder->dims();
+    res.model = model_info{model_label(cfg.model), d.layers, d.hidden, d.heads, d.ffn, d.vocab, d.max_positions, 0,
+                           parameter_count(*decoder), weight_checksum(*decoder), true, to_string(d.family), d.kv_heads};
+    res.check = describe_check_basis(cfg, res.model);
+    res.workload = workload_info{static_cast<int64_t>(data.samples.size()), cfg.workload.max_length, data.description,
+                                 data.real_tokens(), data.min_length(), data.max_length(), data.mean_length()};
+    log("measuring the matmul ceiling");
+    res.environment = describe_environment(cfg, device, options);
+    config resolved = cfg;
+    resolve_amp(resolved, res.environment);
+    std::vector<variant_plan> plans = plan_variants(resolved, device);
+    std::vector<std::string> dtypes;
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (!resolved.variants[i].pending) dtypes.push_back(plans[i].precision.dtype);
+    add_ceilings(res.environment, cfg, device, options, dtypes);
+    generate_scenario generate(resolved, plans, data, decoder, device);
+    measure_variants(
+        resolved, plans, generate, res, progress, [](int64_t /*round*/, bool more) { return more; },
+        options.observer, true, options.resume);
+    return outcome;
+  }
 
   // --- model: one set of weights for every variant ---
   // A TorchScript module, or the built-in encoder with seeded or checkpoint weights.

@@ -88,7 +88,7 @@ technique_option option(const std::string& value, double tolerance) {
   o.technique = technique_name;
   o.summary = fmt::format("casts a copy of the model to {} for the plain executor", value);
   o.default_tolerance = tolerance;
-  o.scenarios = {"offline", "server"};
+  o.scenarios = {"offline", "server", "generate"};
   o.excludes = {"offload", "parallel", "pipeline"};
   return o;
 }

@@ -102,7 +102,7 @@ const bool registered = [] {
   o.technique = technique_name;
   o.summary = "runs a copy of the model whose encoder linears are dynamically quantized to int8 (CPU, inference)";
   o.default_tolerance = int8_tolerance;
-  o.scenarios = {"offline", "server"};
+  o.scenarios = {"offline", "server", "generate"};
   o.excludes = {"offload", "parallel", "pipeline"};
   register_technique_option(o);
   register_technique(std::make_unique<int8_quantization>());

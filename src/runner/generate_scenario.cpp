@@ -1,0 +1,348 @@
+#include "runner/generate_scenario.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "model/int8_linear.hpp"
+#include "runner/memory_tracker.hpp"
+#include "stats/summary.hpp"
+#include "techniques/precision.hpp"
+
+namespace attnbench {
+
+namespace {
+
+// One batch of equal-length prompts: the samples it holds and their ids (B, P) on the device.
+struct prompt_batch {
+  std::vector<int64_t> samples;
+  torch::Tensor ids;
+};
+
+// Per pass, what the scenario's metrics are computed from.
+struct pass_record {
+  double prefill_ms = 0, decode_ms = 0;
+  int64_t prefill_tokens = 0, decode_tokens = 0;
+  std::vector<double> ttft_ms, step_ms;
+};
+
+std::string interval_note(const std::vector<double>& values, const char* unit) {
+  const summary s = summarize(values);
+  if (!(s.geomean_ci_low == s.geomean_ci_low)) return fmt::format("one timed pass: no interval ({} values)", s.n);
+  return fmt::format("95% interval [{:.4g}, {:.4g}] {} over {} timed passes", s.geomean_ci_low, s.geomean_ci_high,
+                     unit, s.n);
+}
+
+// A STREAM-style triad, a = b + 3·c over float32 arrays of 32 Mi elements (128 MiB each, far past
+// any cache), at the run's intra-op threads: bytes moved (two reads, one write, as STREAM counts
+// them) over the best of 8 timed calls after one untimed, in GB/s. What decoding could read at most.
+double measure_triad_gb_per_s(torch::Device device) {
+  constexpr int64_t n = int64_t{32} << 20;
+  const auto options = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  auto a = torch::empty({n}, options), b = torch::ones({n}, options), c = torch::full({n}, 2.0f, options);
+  double best = 0;
+  for (int k = 0; k < 9; ++k) {
+    const auto t0 = pass_clock::now();
+    torch::add_out(a, b, c, 3.0);
+    if (device.is_cuda()) (void)a[0].item<float>();
+    const double s = seconds_since(t0);
+    if (k > 0 && s > 0) best = std::max(best, 3.0 * static_cast<double>(n) * 4.0 / s / 1e9);
+  }
+  return best;
+}
+
+}  // namespace
+
+struct generate_variant {
+  DecoderLM model{nullptr};
+  std::optional<c10::ScalarType> autocast;
+  torch::ScalarType cache_dtype = torch::kFloat;
+  attention_settings how;
+  std::vector<prompt_batch> batches;
+  torch::Tensor tokens;  // (N, new) int64 on the CPU: the check pass's
+  int64_t cache_bytes = 0;
+  std::vector<pass_record> timed;
+};
+
+token_comparison compare_tokens(const torch::Tensor& variant, const torch::Tensor& baseline) {
+  TORCH_CHECK(variant.sizes() == baseline.sizes(), "compare_tokens: shapes differ");
+  token_comparison c;
+  c.sequences = variant.size(0);
+  const auto equal = variant.eq(baseline);  // (N, new)
+  c.token_agreement = variant.numel() ? equal.to(torch::kDouble).mean().item<double>() : 1.0;
+  const auto eq = equal.contiguous();
+  const auto* e = eq.data_ptr<bool>();
+  const int64_t n = variant.size(1);
+  for (int64_t s = 0; s < c.sequences; ++s) {
+    int64_t step = -1;
+    for (int64_t t = 0; t < n && step < 0; ++t)
+      if (!e[s * n + t]) step = t;
+    if (step < 0)
+      ++c.identical;
+    else
+      c.divergences.emplace_back(s, step);
+  }
+  return c;
+}
+
+generate_scenario::generate_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data,
+                                     DecoderLM model, torch::Device device)
+    : cfg_(cfg), plans_(std::move(plans)), data_(data), model_(std::move(model)), device_(device) {
+  variants_.resize(cfg.variants.size());
+}
+
+generate_scenario::~generate_scenario() = default;
+
+std::optional<skip_verdict> generate_scenario::skip_reason(std::size_t i, variant_result& r) {
+  const variant_config& vc = cfg_.variants[i];
+  const variant_plan& p = plans_[i];
+  std::vector<std::string> unsupported;
+  if (vc.offload) unsupported.emplace_back("offload");
+  if (vc.parallel) unsupported.emplace_back("parallel");
+  if (vc.pipeline) unsupported.emplace_back("pipeline");
+  if (vc.checkpointing.policy != checkpoint_policy::none) unsupported.emplace_back("checkpointing");
+  if (vc.batching.kind != "static") unsupported.emplace_back("dynamic batching");
+  if (vc.attention == attention_kind::custom) unsupported.emplace_back("custom attention kernels");
+  const bool precision_owner = p.precision.label == "bf16" || p.precision.label == "fp16" || p.precision.label == "int8";
+  if (p.owner && !precision_owner)
+    for (const auto& [key, value] : vc.techniques) unsupported.push_back(fmt::format("\"{}\"", key));
+  if (!unsupported.empty())
+    return skip_verdict{fmt::format("the generate scenario does not run {} yet (built for the encoder's executors)",
+                                    fmt::join(unsupported, ", ")),
+                        r.description};
+  if (p.precision.dtype == "int8" && !device_.is_cpu())
+    return skip_verdict{"int8 linears run on the CPU only (oneDNN)", r.description};
+  if (p.skip_reason) return skip_verdict{*p.skip_reason, r.description};
+  return std::nullopt;
+}
+
+void generate_scenario::prepare(std::size_t i, variant_result& r) {
+  torch::NoGradGuard no_grad;
+  const variant_config& vc = cfg_.variants[i];
+  const variant_plan& p = plans_[i];
+  auto v = std::make_unique<generate_variant>();
+  v->how.kind = vc.attention;
+  v->how.backend = vc.backend;
+  v->how.causal = true;
+  v->autocast = p.precision.autocast;
+  const std::string& dtype = p.precision.dtype;
+  if (p.precision.autocast) {
+    v->model = model_;  // fp32 weights, autocast at run time
+    v->cache_dtype = *p.precision.autocast;
+  } else if (p.owner && (dtype == "bf16" || dtype == "fp16")) {
+    v->model = copy_decoder(model_, scalar_type_of_name(dtype));
+    v->cache_dtype = v->model->dtype();
+  } else if (dtype == "int8") {
+    v->model = copy_decoder(model_, torch::kFloat);
+    const int bits = int8_weight_bits(int8_gemm_saturates());
+    for (auto& l : v->model->block_linears()) quantize_linear(*l, bits);
+    v->model->pack_linears(linear_kind::int8);
+    v->cache_dtype = torch::kFloat;
+    set_metric(r.metrics, {"int8_weight_bits", static_cast<double>(bits), metric_unit::count, metric_direction::neither,
+                           "generate", "the block linears' weight bits (7 where oneDNN's u8·s8 product saturates)", ""});
+  } else {
+    v->model = model_;
+    v->cache_dtype = torch::kFloat;
+  }
+  // Equal-length prompts together, in sample order within a length: no padding to report.
+  const int64_t batch = vc.batching.batch_size > 0 ? vc.batching.batch_size : 1;
+  std::map<std::size_t, std::vector<int64_t>> by_length;
+  for (std::size_t s = 0; s < data_.samples.size(); ++s)
+    by_length[data_.samples[s].size()].push_back(static_cast<int64_t>(s));
+  int64_t prompt_tokens = 0;
+  for (const auto& [length, samples] : by_length)
+    for (std::size_t at = 0; at < samples.size(); at += static_cast<std::size_t>(batch)) {
+      prompt_batch b;
+      b.samples.assign(samples.begin() + static_cast<std::ptrdiff_t>(at),
+                       samples.begin() + static_cast<std::ptrdiff_t>(std::min(samples.size(), at + batch)));
+      auto ids = torch::empty({static_cast<int64_t>(b.samples.size()), static_cast<int64_t>(length)}, torch::kLong);
+      for (std::size_t k = 0; k < b.samples.size(); ++k)
+        std::copy(data_.samples[static_cast<std::size_t>(b.samples[k])].begin(),
+                  data_.samples[static_cast<std::size_t>(b.samples[k])].end(),
+                  ids.data_ptr<int64_t>() + static_cast<int64_t>(k) * static_cast<int64_t>(length));
+      b.ids = ids.to(device_);
+      prompt_tokens += ids.numel();
+      v->batches.push_back(std::move(b));
+    }
+  const int64_t generated = static_cast<int64_t>(data_.samples.size()) * cfg_.generate.max_new_tokens;
+  r.batches = static_cast<int64_t>(v->batches.size());
+  r.real_tokens = prompt_tokens + generated;
+  r.computed_tokens = r.real_tokens;
+  r.padding_efficiency = 1.0;
+  r.mean_batch_size = static_cast<double>(data_.samples.size()) / static_cast<double>(std::max<int64_t>(1, r.batches));
+  r.batching = fmt::format("static bs={} (equal-length prompts, no padding); greedy, {} new tokens, KV cache in {}",
+                           batch, cfg_.generate.max_new_tokens, dtype_name(v->cache_dtype));
+  if (r.description.empty() && !p.description.empty()) r.description = p.description;
+  variants_[i] = std::move(v);
+}
+
+pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
+  torch::NoGradGuard no_grad;
+  const autocast_scope amp(v.autocast, device_.type());
+  v.model->set_attention(v.how);
+  const int64_t new_tokens = cfg_.generate.max_new_tokens;
+  if (keep) v.tokens = torch::empty({static_cast<int64_t>(data_.samples.size()), new_tokens}, torch::kLong);
+  pass_record rec;
+  pass_timing t;
+  const auto t0 = pass_clock::now();
+  for (const auto& b : v.batches) {
+    const auto tb = pass_clock::now();
+    const generation g = generate_greedy(v.model, b.ids, new_tokens, v.cache_dtype);
+    t.unit_ms.push_back(seconds_since(tb) * 1e3);
+    v.cache_bytes = std::max(v.cache_bytes, g.cache_bytes);
+    rec.prefill_ms += g.prefill_ms;
+    rec.prefill_tokens += b.ids.numel();
+    rec.ttft_ms.push_back(g.prefill_ms);
+    for (double ms : g.step_ms) {
+      rec.decode_ms += ms;
+      rec.step_ms.push_back(ms);
+    }
+    rec.decode_tokens += b.ids.size(0) * (new_tokens - 1);
+    if (keep) {
+      const auto cpu = g.tokens.cpu();
+      for (std::size_t k = 0; k < b.samples.size(); ++k) v.tokens[b.samples[k]].copy_(cpu[static_cast<int64_t>(k)]);
+    }
+  }
+  t.seconds = seconds_since(t0);
+  if (timed) v.timed.push_back(std::move(rec));
+  return t;
+}
+
+void generate_scenario::check_pass(std::size_t i, variant_result& r) {
+  auto& v = *variants_[i];
+  const peak_memory_scope peak(device_);
+  run(v, /*keep=*/true, /*timed=*/false);
+  r.peak_memory_bytes = peak.peak_bytes();
+  r.peak_memory_method = peak.method() + " (the KV cache and every activation of a pass, above the weights)";
+}
+
+pass_timing generate_scenario::pass(std::size_t i, pass_phase phase) {
+  return run(*variants_[i], false, phase == pass_phase::timed);
+}
+
+check_result generate_scenario::check(std::size_t i, std::size_t base, double tolerance, variant_result& r) {
+  torch::NoGradGuard no_grad;
+  auto& v = *variants_[i];
+  auto& b = *variants_[base];
+  check_result c;
+  c.output = output_kind::logits;
+  c.tolerance = tolerance;
+  const token_comparison tc = compare_tokens(v.tokens, b.tokens);
+  c.samples = tc.sequences;
+  c.predictions_kept = tc.identical;
+  c.top1_agreement = tc.token_agreement;
+  // Both sides teacher-forced on the baseline's tokens, batch by batch, the same way.
+  double diff2 = 0, ref2 = 0, max_abs = 0;
+  int64_t nonfinite = 0;
+  const auto forced = [&](generate_variant& who, const prompt_batch& pb) {
+    const autocast_scope amp(who.autocast, device_.type());
+    who.model->set_attention(who.how);
+    std::vector<int64_t> rows(pb.samples.begin(), pb.samples.end());
+    const auto toks = b.tokens.index_select(0, torch::tensor(rows, torch::kLong)).to(device_);
+    return teacher_forced_logits(who.model, pb.ids, toks, who.cache_dtype).cpu().to(torch::kDouble);
+  };
+  for (const auto& pb : b.batches) {
+    const auto ref = forced(b, pb);
+    const auto out = forced(v, pb);
+    nonfinite += (~torch::isfinite(out)).sum().item<int64_t>();
+    diff2 += (out - ref).pow(2).sum().item<double>();
+    ref2 += ref.pow(2).sum().item<double>();
+    max_abs = std::max(max_abs, (out - ref).abs().max().item<double>());
+  }
+  c.nonfinite = nonfinite;
+  c.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  c.max_abs = max_abs;
+  std::vector<std::string> problems;
+  if (nonfinite > 0) problems.push_back(fmt::format("{} non-finite logits", nonfinite));
+  if (!(c.rel_l2 <= tolerance))
+    problems.push_back(fmt::format("teacher-forced logits rel. L2 {:.3g} > tolerance {:.3g}", c.rel_l2, tolerance));
+  if (tc.identical < tc.sequences) {
+    std::vector<std::string> where;
+    for (std::size_t k = 0; k < tc.divergences.size() && k < 5; ++k)
+      where.push_back(fmt::format("sequence {} at step {}", tc.divergences[k].first, tc.divergences[k].second));
+    problems.push_back(fmt::format("{} of {} sequences generated other tokens (first divergence: {}{})",
+                                   tc.sequences - tc.identical, tc.sequences, fmt::join(where, ", "),
+                                   tc.divergences.size() > 5 ? ", …" : ""));
+  }
+  c.status = problems.empty() ? status_kind::pass : status_kind::fail;
+  c.message = fmt::format("{}", fmt::join(problems, "; "));
+  set_metric(r.metrics, {"sequences_identical", static_cast<double>(tc.identical), metric_unit::count,
+                         metric_direction::higher_is_better, "generate",
+                         fmt::format("sequences whose {} greedy tokens equal the baseline's, of {}",
+                                     cfg_.generate.max_new_tokens, tc.sequences),
+                         ""});
+  if (!tc.divergences.empty()) {
+    int64_t first = tc.divergences.front().second;
+    for (const auto& d : tc.divergences) first = std::min(first, d.second);
+    set_metric(r.metrics, {"first_divergence_step", static_cast<double>(first), metric_unit::count,
+                           metric_direction::neither, "generate",
+                           "the earliest step (0 = the first new token) at which a sequence left the baseline's", ""});
+  }
+  return c;
+}
+
+void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*base*/, variant_result& r) {
+  const auto& v = *variants_[i];
+  if (v.timed.empty()) return;
+  std::vector<double> prefill, decode, ttft_pass, bandwidth;
+  std::vector<double> steps, ttfts;
+  const int64_t new_tokens = cfg_.generate.max_new_tokens;
+  // Bytes a decode step reads at the middle of the decode (the mean context over the steps), per batch.
+  double bytes_per_pass = 0;
+  for (const auto& b : v.batches) {
+    const int64_t context = b.ids.size(1) + new_tokens / 2;
+    bytes_per_pass += static_cast<double>(new_tokens - 1) *
+                      decode_bytes_per_step(v.model, b.ids.size(0), context,
+                                            static_cast<int64_t>(c10::elementSize(v.cache_dtype)));
+  }
+  if (!(triad_gb_per_s_ > 0)) triad_gb_per_s_ = measure_triad_gb_per_s(device_);
+  for (const auto& p : v.timed) {
+    prefill.push_back(p.prefill_tokens / (p.prefill_ms / 1e3));
+    if (p.decode_ms > 0) {
+      decode.push_back(p.decode_tokens / (p.decode_ms / 1e3));
+      bandwidth.push_back(bytes_per_pass / (p.decode_ms / 1e3) / 1e9);
+    }
+    ttft_pass.push_back(mean(p.ttft_ms));
+    steps.insert(steps.end(), p.step_ms.begin(), p.step_ms.end());
+    ttfts.insert(ttfts.end(), p.ttft_ms.begin(), p.ttft_ms.end());
+  }
+  const auto geo = [](const std::vector<double>& x) { return summarize(x).geomean; };
+  set_metric(r.metrics, {"prefill_tokens_per_s", geo(prefill), "tokens/s", metric_direction::higher_is_better,
+                         "generate", "prompt tokens over the prefill time (each batch's prompt forward and first argmax)",
+                         interval_note(prefill, "tokens/s")});
+  const std::string no_decode = new_tokens < 2 ? "max_new_tokens is 1: no decode step" : "";
+  set_metric(r.metrics, {"decode_tokens_per_s", decode.empty() ? not_a_number : geo(decode), "tokens/s",
+                         metric_direction::higher_is_better, "generate",
+                         "tokens after each sequence's first, over the decode steps' time (all sequences of a batch)",
+                         decode.empty() ? no_decode : interval_note(decode, "tokens/s")});
+  set_metric(r.metrics, {"time_to_first_token_ms", geo(ttft_pass), metric_unit::ms, metric_direction::lower_is_better,
+                         "generate", "a batch's prefill and first token, mean over the batches of a pass",
+                         interval_note(ttft_pass, "ms")});
+  set_metric(r.metrics, {"inter_token_latency_p50_ms", steps.empty() ? not_a_number : percentile(steps, 50),
+                         metric_unit::ms, metric_direction::lower_is_better, "generate",
+                         "median decode step over every timed pass", steps.empty() ? no_decode : fmt::format("{} steps", steps.size())});
+  set_metric(r.metrics, {"inter_token_latency_p99_ms", steps.empty() ? not_a_number : percentile(steps, 99),
+                         metric_unit::ms, metric_direction::lower_is_better, "generate",
+                         "99th-percentile decode step over every timed pass", steps.empty() ? no_decode : fmt::format("{} steps", steps.size())});
+  set_metric(r.metrics, {"kv_cache_bytes", static_cast<double>(v.cache_bytes), metric_unit::bytes,
+                         metric_direction::lower_is_better, "generate",
+                         "the largest batch's KV cache, preallocated for prompt + max_new_tokens", ""});
+  set_metric(r.metrics, {"decode_read_gb_per_s", bandwidth.empty() ? not_a_number : geo(bandwidth), "GB/s",
+                         metric_direction::higher_is_better, "generate",
+                         "weights + KV cache one decode step reads (at the mean context), over its time: to compare "
+                         "with the memory bandwidth",
+                         bandwidth.empty() ? no_decode : interval_note(bandwidth, "GB/s")});
+  set_metric(r.metrics, {"memory_bandwidth_gb_per_s", triad_gb_per_s_, "GB/s", metric_direction::neither, "generate",
+                         "the measured ceiling: a STREAM-style triad over 128 MiB float32 arrays at the run's threads, "
+                         "best of 8",
+                         ""});
+  set_metric(r.metrics, {"decode_bandwidth_share", bandwidth.empty() ? not_a_number : geo(bandwidth) / triad_gb_per_s_,
+                         metric_unit::share, metric_direction::higher_is_better, "generate",
+                         "decode_read_gb_per_s over the triad's: how close decoding comes to the memory bound",
+                         bandwidth.empty() ? no_decode : ""});
+}
+
+}  // namespace attnbench

@@ -1,0 +1,81 @@
+// The generate scenario: a decoder (model/decoder.hpp) prefills each prompt and decodes
+// generate.max_new_tokens tokens greedily against a KV cache preallocated in the variant's
+// activation dtype. Prompts are batched by equal length (no padding), in batches of the variant's
+// batching.batch_size (1 when not given, as llama-bench's tg), in the same order for every variant.
+//
+// A pass generates every prompt's tokens once; the loop times passes and interleaves variants as
+// in every scenario, so a variant's samples/s are sequences completed per second. The scenario adds
+// per variant (report/metric.hpp; centre: the geometric mean over timed passes, its 95% interval in
+// the note): prefill tokens/s (prompt tokens over prefill time, the first argmax included), decode
+// tokens/s (tokens after the first over the decode steps' time), time to first token (per batch),
+// inter-token latency p50 and p99 (every decode step of every timed pass), the KV cache's bytes,
+// and the bytes one decode step reads (weights + cache) over its time, in GB/s, beside a measured
+// STREAM-style triad (the memory-bandwidth ceiling) and the share of it decoding reaches.
+//
+// Check: the variant's generated tokens against the baseline's, sequence by sequence (k of N
+// identical over max_new_tokens, and the first step at which each other one diverges), and its
+// logits teacher-forced on the baseline's tokens (one forward over prompt + baseline tokens),
+// relative L2 against the variant's tolerance. PASS needs both: every sequence identical and the
+// logits within tolerance. No changed token is excused: the float64 evidence the encoders' rule
+// uses is not computed for decoders yet, so a flip is a FAIL that names its step.
+//
+// What runs: fp32, "amp" (autocast), the bf16/fp16 casts and int8 (the block linears quantized as
+// the int8 technique quantizes an encoder's; the LM head stays fp32), with naive or sdpa attention.
+// Offloading, parallelism, pipelines, checkpointing, dynamic batching and the other techniques
+// are SKIPPED with the reason: they are built for the encoder's executors.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "config/config.hpp"
+#include "model/decoder.hpp"
+#include "report/result.hpp"
+#include "runner/measurement_loop.hpp"
+#include "techniques/variant_plan.hpp"
+#include "workload/dataset.hpp"
+
+namespace attnbench {
+
+struct generate_variant;  // a variant's model, batches, check-pass tokens and per-pass timings
+
+// How generated sequences compare: identical ones, and each other's first differing step.
+struct token_comparison {
+  int64_t sequences = 0;
+  int64_t identical = 0;
+  std::vector<std::pair<int64_t, int64_t>> divergences;  // (sequence, first differing step), in order
+  double token_agreement = 0;                            // share of equal tokens over every position
+};
+// variant, baseline: (N, new) int64 on the CPU.
+token_comparison compare_tokens(const torch::Tensor& variant, const torch::Tensor& baseline);
+
+class generate_scenario : public scenario_base {
+ public:
+  // cfg and data are borrowed; model: the fp32 decoder every variant starts from (on `device`).
+  generate_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data, DecoderLM model,
+                    torch::Device device);
+  ~generate_scenario() override;
+
+  std::optional<skip_verdict> skip_reason(std::size_t i, variant_result& r) override;
+  void prepare(std::size_t i, variant_result& r) override;
+  void check_pass(std::size_t i, variant_result& r) override;
+  pass_timing pass(std::size_t i, pass_phase phase) override;
+  check_result check(std::size_t i, std::size_t base, double tolerance, variant_result& r) override;
+  void finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) override;
+
+ private:
+  // One pass over every batch; keeps the tokens when `keep`.
+  pass_timing run(generate_variant& v, bool keep, bool timed);
+  const config& cfg_;
+  std::vector<variant_plan> plans_;
+  const dataset& data_;
+  DecoderLM model_;
+  torch::Device device_;
+  std::vector<std::unique_ptr<generate_variant>> variants_;
+  double triad_gb_per_s_ = 0;  // measured once, at the first finalize
+};
+
+}  // namespace attnbench
