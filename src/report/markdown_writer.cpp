@@ -279,9 +279,16 @@ void write_detail_table(const run_result& r, std::ostream& out) {
     if (!v.peak_memory_method.empty()) memory_methods.insert(v.peak_memory_method);
   }
   if (std::any_of(r.variants.begin(), r.variants.end(),
-                  [](const variant_result& v) { return has_prediction_count(v.check); }))
-    out << "\nPredictions kept: samples whose prediction (" << prediction_text(embeddings ? output_kind::embedding : output_kind::logits)
-        << ") is the baseline's, over all samples; " << top1_rule_text << ".\n";
+                  [](const variant_result& v) { return has_prediction_count(v.check); })) {
+    if (r.scenario == "generate")
+      out << "\nPredictions kept: sequences whose every greedy token is the baseline's, over all sequences; a "
+             "sequence that leaves the baseline's tokens at any step FAILs the variant (no excuse rule), and the "
+             "logits, teacher-forced on the baseline's tokens, give the rel. L2 error.\n";
+    else
+      out << "\nPredictions kept: samples whose prediction ("
+          << prediction_text(embeddings ? output_kind::embedding : output_kind::logits)
+          << ") is the baseline's, over all samples; " << top1_rule_text << ".\n";
+  }
   if (!memory_methods.empty()) {
     out << "\nPeak memory: ";
     for (auto it = memory_methods.begin(); it != memory_methods.end(); ++it)

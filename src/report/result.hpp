@@ -299,7 +299,7 @@ struct model_info {
   std::string weight_checksum;    // identical for every variant: same seed, same weights
   bool causal = false;
   // "bert" (the encoder classifier), "gpt2" or "llama" (decoders, the generate scenario); "" in
-  // files written before decoders, which were all bert. kv_heads: grouped-query attention's (0: =heads).
+  // files written before decoders, which were all bert. kv_heads: grouped-query attention's key/value heads (0: =heads; files say the resolved count).
   std::string family;
   int64_t kv_heads = 0;
 };

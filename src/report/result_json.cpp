@@ -611,7 +611,7 @@ model_info model_from(const reader& r) {
   m.causal = r.boolean("causal");
   // Files written before decoders have neither: their models were all bert.
   m.family = r.has("family") ? r.string("family") : "bert";
-  m.kv_heads = r.has("kv_heads") ? r.integer("kv_heads") : 0;
+  m.kv_heads = r.has("kv_heads") ? r.integer("kv_heads") : m.heads;
   return m;
 }
 
@@ -664,7 +664,7 @@ ojson run_result_to_json(const run_result& r) {
             {"weight_checksum", m.weight_checksum},
             {"causal", m.causal},
             {"family", m.family.empty() ? "bert" : m.family},
-            {"kv_heads", m.kv_heads}}},
+            {"kv_heads", m.kv_heads > 0 ? m.kv_heads : m.heads}}},  // resolved: a file says what ran
           {"check",
            {{"weights", r.check.weights},
             {"random_weights", r.check.random_weights},

@@ -322,8 +322,8 @@ TEST_CASE("model problems", "[config]") {
   SECTION("unknown preset lists the presets") {
     doc["model"]["preset"] = "bert-small";
     CHECK(only_problem(doc, "model.preset") ==
-          "expected one of bert-tiny, bert-mini, minilm-l6, bert-base, bert-large; "
-          "got \"bert-small\"");
+          "expected one of bert-tiny, bert-mini, minilm-l6, bert-base, bert-large, "
+          "gpt2-tiny, gpt2, llama-tiny, llama-160m, llama-1b; got \"bert-small\"");
   }
   SECTION("hidden must split evenly over heads") {
     doc["model"]["heads"] = 3;
@@ -995,7 +995,7 @@ TEST_CASE("precisions registered by techniques: values, tolerances and what they
     bool named = false;
     for (const auto& p : ps)
       named = named || (p.path == "variants[1].precision" &&
-                        p.message == "\"precision\" \"bf16\" runs in the offline, server scenarios only, not in \"train\"");
+                        p.message == "\"precision\" \"bf16\" runs in the offline, server, generate scenarios only, not in \"train\"");
     INFO(input_error(ps).what());
     CHECK(named);
   }
@@ -1022,4 +1022,56 @@ TEST_CASE("custom attention: the device's kernel or one by name, forward only, o
   c = parse(doc);
   CHECK(c.variants[0].kernel == "cpu-flash");
   CHECK(c.variants[0].attention == attention_kind::custom);
+}
+
+TEST_CASE("decoder presets and the generate block: shapes, defaults and the rules that tie them", "[config][decoder]") {
+  ordered_json doc = minimal();
+  doc["scenario"] = "generate";
+  doc["model"]["preset"] = "llama-160m";
+  SECTION("a decoder preset sets its family, grouped-query heads and rope; max_new_tokens defaults") {
+    const config c = parse(doc);
+    CHECK(c.model.family == model_family::llama);
+    CHECK(c.model.layers == 12);
+    CHECK(c.model.heads == 12);
+    CHECK(c.model.kv_heads == 4);
+    CHECK(c.model.max_positions == 2048);
+    CHECK(c.model.rope_theta == 10000.0);
+    CHECK(c.generate.max_new_tokens == 32);
+  }
+  SECTION("gpt2 keeps every head for keys and values, and max_new_tokens is read") {
+    doc["model"]["preset"] = "gpt2";
+    doc["generate"] = {{"max_new_tokens", 7}};
+    const config c = parse(doc);
+    CHECK(c.model.family == model_family::gpt2);
+    CHECK(c.model.kv_heads == 12);
+    CHECK(c.model.vocab_size == 50257);
+    CHECK(c.generate.max_new_tokens == 7);
+  }
+  SECTION("generate needs a decoder") {
+    doc["model"]["preset"] = "bert-tiny";
+    CHECK(only_problem(doc, "scenario").find("\"generate\" needs a decoder") == 0);
+  }
+  SECTION("a decoder runs in generate only") {
+    doc.erase("scenario");
+    CHECK(only_problem(doc, "scenario") ==
+          "a llama decoder runs in the \"generate\" scenario only; \"offline\" runs the encoder classifier");
+  }
+  SECTION("the generate block outside generate") {
+    doc["model"]["preset"] = "bert-tiny";
+    doc.erase("scenario");
+    doc["generate"] = {{"max_new_tokens", 4}};
+    CHECK(only_problem(doc, "generate") == "only used with \"scenario\": \"generate\"");
+  }
+  SECTION("prompt plus new tokens past the positions") {
+    doc["model"]["preset"] = "gpt2-tiny";  // 256 positions
+    doc["workload"]["lengths"] = {{"kind", "fixed"}, {"length", 250}};
+    doc["generate"] = {{"max_new_tokens", 8}};
+    CHECK(only_problem(doc, "generate.max_new_tokens") ==
+          "workload.max_length (250) + generate.max_new_tokens (8) is more than model.max_positions (256): the "
+          "longest prompt could not be decoded to the end");
+  }
+  SECTION("at least one new token") {
+    doc["generate"] = {{"max_new_tokens", 0}};
+    CHECK(only_problem(doc, "generate.max_new_tokens") == "must be >= 1; got 0");
+  }
 }

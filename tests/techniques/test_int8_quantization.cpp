@@ -166,7 +166,7 @@ TEST_CASE("int8 quantization: registered, its tolerance, and its config rules", 
   SECTION("not in training") {
     doc["scenario"] = "train";
     CHECK(problem_at(doc, "variants[1].precision") ==
-          "\"precision\" \"int8\" runs in the offline, server scenarios only, not in \"train\"");
+          "\"precision\" \"int8\" runs in the offline, server, generate scenarios only, not in \"train\"");
   }
 }
 

@@ -1,0 +1,101 @@
+// The generate scenario end to end on the tiny decoders: every variant decodes the same prompts,
+// is checked by its tokens and teacher-forced logits, reports its prefill/decode metrics, and a
+// technique the scenario does not run is SKIPPED with its reason, never timed as something else.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "config/config_parser.hpp"
+#include "report/metric.hpp"
+#include "report/result_json.hpp"
+#include "runner/runner.hpp"
+#include "test_support.hpp"
+
+using namespace attnbench;
+using nlohmann::ordered_json;
+
+namespace {
+
+ordered_json generate_doc(const std::string& preset) {
+  ordered_json doc = ordered_json::parse(R"({
+    "name": "generate-test",
+    "scenario": "generate",
+    "model": {"seed": 2},
+    "workload": {"samples": 5, "lengths": {"kind": "uniform", "min": 6, "max": 10}, "max_length": 10, "seed": 1},
+    "generate": {"max_new_tokens": 5},
+    "measure": {"warmup": 0, "repetitions": 2},
+    "device": "cpu",
+    "threads": 1,
+    "variants": [
+      {"name": "baseline", "attention": "sdpa"},
+      {"name": "naive", "attention": "naive"},
+      {"name": "bf16", "precision": "bf16"},
+      {"name": "int8", "precision": "int8"},
+      {"name": "batch-3", "batching": {"batch_size": 3}},
+      {"name": "offloaded", "offload": {"prefetch": 1, "target": "cpu"}}
+    ],
+    "baseline": "baseline",
+    "output": {"dir": "unused"}
+  })");
+  doc["model"]["preset"] = preset;
+  return doc;
+}
+
+double metric_of(const variant_result& v, const std::string& name) {
+  const metric* m = find_metric(v.metrics, name);
+  INFO(v.name << ": metric " << name);
+  REQUIRE(m != nullptr);
+  return m->value;
+}
+
+}  // namespace
+
+TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip what they do not run",
+          "[runner][decoder]") {
+  const std::string preset = GENERATE(std::string("gpt2-tiny"), std::string("llama-tiny"));
+  INFO(preset);
+  const config cfg = attnbench::testing::parse_owned(generate_doc(preset).dump(), "", testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  CHECK(r.scenario == "generate");
+  CHECK(r.model.family == (preset == "gpt2-tiny" ? "gpt2" : "llama"));
+  CHECK(r.model.kv_heads == (preset == "gpt2-tiny" ? 4 : 2));
+  REQUIRE(r.variants.size() == 6);
+  for (std::size_t i = 0; i + 1 < r.variants.size(); ++i) {
+    const variant_result& v = r.variants[i];
+    INFO(v.name << ": " << v.reason);
+    if (v.name == "int8" && v.status == status_kind::skipped) continue;  // no oneDNN int8 on this CPU
+    // fp32 variants decode exactly the baseline's tokens. bf16 and int8 on a random-weight model's flat
+    // logits may leave them: then the variant FAILs, whatever its logits' error (no excuse rule).
+    const bool fp32 = v.name != "bf16" && v.name != "int8";
+    const double identical = metric_of(v, "sequences_identical");
+    CHECK(v.check.samples == 5);
+    CHECK(v.check.predictions_kept == identical);
+    if (fp32) CHECK(identical == 5);
+    CHECK(v.status == (identical == 5 ? status_kind::pass : status_kind::fail));
+    if (identical < 5) CHECK(metric_of(v, "first_divergence_step") >= 0);
+    CHECK(v.throughput.samples.size() == 2);
+    for (const char* name : {"prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_ms",
+                             "inter_token_latency_p50_ms", "decode_read_gb_per_s"})
+      CHECK(metric_of(v, name) > 0);
+    CHECK(metric_of(v, "inter_token_latency_p99_ms") >= metric_of(v, "inter_token_latency_p50_ms"));
+    CHECK(metric_of(v, "kv_cache_bytes") > 0);
+  }
+  CHECK(r.variants[0].check.rel_l2 == 0);
+  CHECK(r.variants[1].check.rel_l2 < 1e-5);  // naive against SDPA, fp32
+  CHECK(r.variants[4].check.rel_l2 < 1e-5);  // batched against one at a time, fp32
+  CHECK(r.variants[4].mean_batch_size > 1);
+  // bf16 halves the cache of the fp32 baseline at the same shape
+  CHECK(metric_of(r.variants[2], "kv_cache_bytes") == metric_of(r.variants[0], "kv_cache_bytes") / 2);
+  const variant_result& off = r.variants[5];
+  CHECK(off.status == status_kind::skipped);
+  CHECK(off.reason.find("does not run offload") != std::string::npos);
+  CHECK(off.throughput.samples.empty());
+
+  // The decoder's identity survives results.json.
+  const run_result back = run_result_from_json(run_result_to_json(r));
+  CHECK(back.model.family == r.model.family);
+  CHECK(back.model.kv_heads == r.model.kv_heads);
+  CHECK(back.scenario == "generate");
+}
