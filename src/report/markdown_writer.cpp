@@ -280,14 +280,14 @@ void write_detail_table(const run_result& r, std::ostream& out) {
   }
   if (std::any_of(r.variants.begin(), r.variants.end(),
                   [](const variant_result& v) { return has_prediction_count(v.check); })) {
-    if (r.scenario == "generate")
-      out << "\nPredictions kept: sequences whose every greedy token is the baseline's, over all sequences; a "
-             "sequence that leaves the baseline's tokens at any step FAILs the variant (no excuse rule), and the "
-             "logits, teacher-forced on the baseline's tokens, give the rel. L2 error.\n";
-    else
-      out << "\nPredictions kept: samples whose prediction ("
-          << prediction_text(embeddings ? output_kind::embedding : output_kind::logits)
-          << ") is the baseline's, over all samples; " << top1_rule_text << ".\n";
+    // The run's check basis says what a prediction is and the rule (a decoder's: its tokens); files
+    // written before it was recorded get the encoder's.
+    const std::string& predictions =
+        r.check.predictions.empty() ? prediction_text(embeddings ? output_kind::embedding : output_kind::logits)
+                                    : r.check.predictions;
+    const std::string& rule = r.check.rule.empty() ? std::string(top1_rule_text) : r.check.rule;
+    out << "\nPredictions kept: samples whose prediction (" << predictions << ") is the baseline's, over all samples; "
+        << rule << ".\n";
   }
   if (!memory_methods.empty()) {
     out << "\nPeak memory: ";

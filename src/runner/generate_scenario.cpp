@@ -141,12 +141,6 @@ void generate_scenario::prepare(std::size_t i, variant_result& r) {
     for (auto& l : v->model->block_linears()) quantize_linear(*l, bits);
     v->model->pack_linears(linear_kind::int8);
     v->cache_dtype = torch::kFloat;
-    // The technique's own description names the encoder's fused GELU; say what runs here.
-    r.description = fmt::format(
-        "the decoder blocks' linears on int8 weights ({} bits used; per output channel, quantized once) with activations "
-        "quantized to uint8 per call (per tensor), oneDNN's int8 matmul; attention, norms, the KV cache and the "
-        "LM head fp32",
-        bits);
     set_metric(r.metrics, {"int8_weight_bits", static_cast<double>(bits), metric_unit::count, metric_direction::neither,
                            "generate", "the block linears' weight bits (7 where oneDNN's u8·s8 product saturates)", ""});
   } else {

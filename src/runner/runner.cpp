@@ -136,10 +136,10 @@ check_basis describe_check_basis(const config& cfg, const model_info& m) {
   b.predictions = prediction_text(mc.mean_pool ? output_kind::embedding : output_kind::logits);
   b.rule = top1_rule_text;
   if (mc.family != model_family::bert) {
-    b.predictions = fmt::format("greedy tokens: {} per prompt, and the logits teacher-forced on the baseline's tokens",
-                                cfg.generate.max_new_tokens);
-    b.rule = "every sequence's tokens equal to the baseline's and the teacher-forced logits within the precision's "
-             "tolerance; no changed token is excused (runner/generate_scenario.hpp)";
+    b.predictions = fmt::format("a sequence's {} greedy tokens", cfg.generate.max_new_tokens);
+    b.rule = "a sequence that leaves the baseline's tokens at any step FAILs the variant (no excuse rule), and the "
+             "logits, teacher-forced on the baseline's tokens, give the rel. L2 error and are held to the "
+             "precision's tolerance (runner/generate_scenario.hpp)";
   }
   b.study_runs = study_runs;
   return b;
@@ -334,7 +334,7 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
     scripted = std::make_shared<torchscript_model>(cfg.model.torchscript);
     res.model = model_info{model_label(cfg.model), cfg.model.layers, cfg.model.hidden, cfg.model.heads, cfg.model.ffn,
                            cfg.model.vocab_size, cfg.model.max_positions, cfg.model.num_labels,
-                           scripted->parameter_count(), scripted->weight_checksum(), cfg.model.causal};
+                           scripted->parameter_count(), scripted->weight_checksum(), cfg.model.causal, "bert", cfg.model.heads};
     scripted->to(device);
   } else {
     if (options.cache && options.cache->model && options.cache->model_key == model_key) {
@@ -365,7 +365,7 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
     }
     res.model = model_info{model_label(cfg.model), cfg.model.layers, cfg.model.hidden, cfg.model.heads, cfg.model.ffn,
                            cfg.model.vocab_size, cfg.model.max_positions, cfg.model.num_labels,
-                           parameter_count(*model), weight_checksum(*model), cfg.model.causal};
+                           parameter_count(*model), weight_checksum(*model), cfg.model.causal, "bert", cfg.model.heads};
     if (options.cache) options.cache->model = model;
   }
 

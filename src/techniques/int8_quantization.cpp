@@ -77,9 +77,14 @@ class int8_quantization : public technique {
   void plan(const config& cfg, const variant_config&, torch::Device device, variant_plan& p) const override {
     // Attention, LayerNorm and the rest run fp32: activations stay fp32 between the int8 GEMMs.
     p.precision = technique_precision(cfg, "int8", torch::kFloat);
+    // A decoder's blocks have no fused GELU (the generate scenario quantizes them, not an executor).
     p.description =
-        "encoder linears on int8 weights (per output channel, quantized once) with activations quantized "
-        "to uint8 per call (per tensor), oneDNN's int8 matmul, bias and GELU fused; the rest fp32";
+        cfg.model.family == model_family::bert
+            ? "encoder linears on int8 weights (per output channel, quantized once) with activations quantized "
+              "to uint8 per call (per tensor), oneDNN's int8 matmul, bias and GELU fused; the rest fp32"
+            : "the decoder blocks' linears on int8 weights (per output channel, quantized once) with activations "
+              "quantized to uint8 per call (per tensor), oneDNN's int8 matmul; attention, norms, the KV cache and "
+              "the LM head fp32";
     if (!device.is_cpu())
       p.skip_reason = fmt::format(
           "\"precision\": \"int8\" runs on the CPU only (oneDNN's CPU int8 matmul); this run's device is {}",
