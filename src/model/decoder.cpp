@@ -353,4 +353,14 @@ double decode_bytes_per_step(const DecoderLM& model, int64_t batch, int64_t cont
   return bytes;
 }
 
+double decoder_prefill_flops(const DecoderLM& model, int64_t batch, int64_t length) {
+  const decoder_dims& d = model->dims();
+  double per_token = 0;
+  for (const auto& l : model->block_linears()) per_token += 2.0 * static_cast<double>(l->weight.numel());
+  const double tokens = static_cast<double>(batch * length);
+  const double pairs = static_cast<double>(batch) * static_cast<double>(length) * static_cast<double>(length + 1) / 2.0;
+  return tokens * per_token + 4.0 * pairs * static_cast<double>(d.layers * d.heads * d.head_dim) +
+         2.0 * static_cast<double>(batch * d.vocab * d.hidden);
+}
+
 }  // namespace attnbench

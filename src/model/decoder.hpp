@@ -134,4 +134,11 @@ torch::Tensor teacher_forced_logits(DecoderLM& model, const torch::Tensor& promp
 // sequences: every block linear's weight, the LM head, and the cache up to that length.
 double decode_bytes_per_step(const DecoderLM& model, int64_t batch, int64_t context, int64_t cache_element_bytes);
 
+// FLOPs of prefilling `batch` prompts of `length` tokens (generate_greedy's prefill): every block
+// linear over every token (2·in·out each), attention's Q·Kᵀ and P·V over the causal lower triangle
+// (2 · 2 · heads · head_dim per query-key pair, length·(length+1)/2 pairs: the work a causal kernel
+// must do, not the masked square a naive one computes), and the LM head at the last position.
+// Norms, rotary embeddings, activations and the softmax are not counted.
+double decoder_prefill_flops(const DecoderLM& model, int64_t batch, int64_t length);
+
 }  // namespace attnbench

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/int8_gemv.hpp"
 #include "model/int8_linear.hpp"
 #include "model/onednn_op.hpp"
 #include "model/random_rounding.hpp"
@@ -71,6 +72,13 @@ prepared_linear pack_linear(const torch::nn::Linear& linear, linear_kind kind) {
                   "model/int8_linear.hpp)");
       return {kind, prepack_int8_weight(q->weight)};
     }
+    case linear_kind::int8_weight: {
+      auto q = quantized_weight_of(*linear);
+      TORCH_CHECK(q.has_value(),
+                  "int8 weight-only linear: the linear holds no quantized weight (quantize_linear first: "
+                  "model/int8_linear.hpp)");
+      return {kind, q->weight.contiguous()};
+    }
     case linear_kind::packed:
       return {kind, pack_linear_weight(linear->weight)};
     case linear_kind::plain:
@@ -88,6 +96,12 @@ torch::Tensor linear_forward(torch::nn::Linear linear, const prepared_linear& pr
       auto q = quantized_weight_of(*linear);
       TORCH_CHECK(q.has_value(), "int8 linear: an int8 weight without its scales (model/int8_linear.hpp)");
       return int8_linear(x, prepared.weight, *q, linear->bias, gelu);
+    }
+    case linear_kind::int8_weight: {
+      auto q = quantized_weight_of(*linear);
+      TORCH_CHECK(q.has_value(), "int8 weight-only linear: an int8 weight without its scales (model/int8_linear.hpp)");
+      auto y = int8_weight_linear(x, prepared.weight, q->scale, linear->bias);
+      return gelu ? torch::gelu(y) : y;
     }
     case linear_kind::packed:
       return packed_linear(x, prepared.weight, linear->bias, gelu);

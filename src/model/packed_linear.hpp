@@ -42,12 +42,12 @@ torch::Tensor packed_linear(const torch::Tensor& x, const torch::Tensor& packed_
 
 // A linear's weight prepared for the path `kind` names: packed, pack_linear_weight of its weight;
 // int8, its int8 weight for oneDNN's int8 matmul, which quantize_linear must have stored in it
-// (model/int8_linear.hpp: an error otherwise); plain, nothing.
+// (model/int8_linear.hpp: an error otherwise); int8_weight, that int8 weight as it is; plain, nothing.
 prepared_linear pack_linear(const torch::nn::Linear& linear, linear_kind kind);
 
 // A linear site's forward by the path its prepared weight names (pack_linear): ATen's linear,
-// packed_linear, or int8_linear with the linear's quantized weight's scales. The encoder's linear
-// sites call this.
+// packed_linear, int8_linear with the linear's quantized weight's scales, or int8_weight_linear
+// (kernels/cpu/int8_gemv.hpp) on fp32 activations. The encoder's and decoder's linear sites call this.
 torch::Tensor linear_forward(torch::nn::Linear linear, const prepared_linear& prepared,
                              const torch::Tensor& x, bool gelu = false);
 

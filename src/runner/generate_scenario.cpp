@@ -7,7 +7,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "kernels/cpu/flash_attention.hpp"
+#include "kernels/cpu/int8_gemv.hpp"
 #include "model/int8_linear.hpp"
+#include "report/ceilings.hpp"
 #include "runner/memory_tracker.hpp"
 #include "stats/summary.hpp"
 #include "techniques/precision.hpp"
@@ -89,8 +92,8 @@ token_comparison compare_tokens(const torch::Tensor& variant, const torch::Tenso
 }
 
 generate_scenario::generate_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data,
-                                     DecoderLM model, torch::Device device)
-    : cfg_(cfg), plans_(std::move(plans)), data_(data), model_(std::move(model)), device_(device) {
+                                     DecoderLM model, torch::Device device, const environment_info& env)
+    : cfg_(cfg), plans_(std::move(plans)), data_(data), model_(std::move(model)), device_(device), env_(env) {
   variants_.resize(cfg.variants.size());
 }
 
@@ -106,7 +109,8 @@ std::optional<skip_verdict> generate_scenario::skip_reason(std::size_t i, varian
   if (vc.checkpointing.policy != checkpoint_policy::none) unsupported.emplace_back("checkpointing");
   if (vc.batching.kind != "static") unsupported.emplace_back("dynamic batching");
   if (vc.attention == attention_kind::custom) unsupported.emplace_back("custom attention kernels");
-  const bool precision_owner = p.precision.label == "bf16" || p.precision.label == "fp16" || p.precision.label == "int8";
+  const bool precision_owner = p.precision.label == "bf16" || p.precision.label == "fp16" ||
+                               p.precision.label == "int8" || p.precision.label == "int8-weight-only";
   if (p.owner && !precision_owner)
     for (const auto& [key, value] : vc.techniques) unsupported.push_back(fmt::format("\"{}\"", key));
   if (!unsupported.empty())
@@ -114,7 +118,7 @@ std::optional<skip_verdict> generate_scenario::skip_reason(std::size_t i, varian
                                     fmt::join(unsupported, ", ")),
                         r.description};
   if (p.precision.dtype == "int8" && !device_.is_cpu())
-    return skip_verdict{"int8 linears run on the CPU only (oneDNN)", r.description};
+    return skip_verdict{"int8 linears run on the CPU only", r.description};
   if (p.skip_reason) return skip_verdict{*p.skip_reason, r.description};
   return std::nullopt;
 }
@@ -135,6 +139,13 @@ void generate_scenario::prepare(std::size_t i, variant_result& r) {
   } else if (p.owner && (dtype == "bf16" || dtype == "fp16")) {
     v->model = copy_decoder(model_, scalar_type_of_name(dtype));
     v->cache_dtype = v->model->dtype();
+  } else if (p.precision.label == "int8-weight-only") {
+    v->model = copy_decoder(model_, torch::kFloat);
+    for (auto& l : v->model->block_linears()) quantize_linear(*l, 8);
+    v->model->pack_linears(linear_kind::int8_weight);
+    v->cache_dtype = torch::kFloat;
+    r.notes.push_back(fmt::format("int8 weight-only kernel: the {} code path (kernels/cpu/int8_gemv.hpp)",
+                                  to_string(int8_weight_linear_path(model_->dims().hidden))));
   } else if (dtype == "int8") {
     v->model = copy_decoder(model_, torch::kFloat);
     const int bits = int8_weight_bits(int8_gemm_saturates());
@@ -299,8 +310,12 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*bas
                                             static_cast<int64_t>(c10::elementSize(v.cache_dtype)));
   }
   if (!(triad_gb_per_s_ > 0)) triad_gb_per_s_ = measure_triad_gb_per_s(device_);
+  double prefill_flops = 0;
+  for (const auto& b : v.batches) prefill_flops += decoder_prefill_flops(v.model, b.ids.size(0), b.ids.size(1));
+  std::vector<double> prefill_gflops;
   for (const auto& p : v.timed) {
     prefill.push_back(p.prefill_tokens / (p.prefill_ms / 1e3));
+    prefill_gflops.push_back(prefill_flops / (p.prefill_ms / 1e3) / 1e9);
     if (p.decode_ms > 0) {
       decode.push_back(p.decode_tokens / (p.decode_ms / 1e3));
       bandwidth.push_back(bytes_per_pass / (p.decode_ms / 1e3) / 1e9);
@@ -313,6 +328,22 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*bas
   set_metric(r.metrics, {"prefill_tokens_per_s", geo(prefill), "tokens/s", metric_direction::higher_is_better,
                          "generate", "prompt tokens over the prefill time (each batch's prompt forward and first argmax)",
                          interval_note(prefill, "tokens/s")});
+  set_metric(r.metrics, {"prefill_gflops", geo(prefill_gflops), "GFLOP/s", metric_direction::higher_is_better,
+                         "generate",
+                         "the prefill's FLOPs (block linears over every prompt token, causal attention's lower "
+                         "triangle, the LM head at the last position) over the prefill time",
+                         interval_note(prefill_gflops, "GFLOP/s")});
+  // The products' dtype: int8-weight-only multiplies fp32 (its weights widened as read); int8
+  // multiplies in int32, which has no float ceiling.
+  const std::string gemm_dtype = plans_[i].precision.label == "int8-weight-only" ? "fp32" : plans_[i].precision.dtype;
+  const double ceiling = measured_ceiling(env_, gemm_dtype);
+  set_metric(r.metrics, {"prefill_ceiling_share", geo(prefill_gflops) / ceiling, metric_unit::share,
+                         metric_direction::higher_is_better, "generate",
+                         fmt::format("prefill_gflops over the run's measured {} matmul ceiling", gemm_dtype),
+                         ceiling == ceiling ? fmt::format("ceiling {:.4g} GFLOP/s", ceiling)
+                                            : fmt::format("n/a: no {} matmul ceiling was measured{}", gemm_dtype,
+                                                          gemm_dtype == "int8" ? " (int8 has no float GEMM ceiling)"
+                                                                               : "")});
   const std::string no_decode = new_tokens < 2 ? "max_new_tokens is 1: no decode step" : "";
   set_metric(r.metrics, {"decode_tokens_per_s", decode.empty() ? not_a_number : geo(decode), "tokens/s",
                          metric_direction::higher_is_better, "generate",

@@ -10,7 +10,9 @@
 // tokens/s (tokens after the first over the decode steps' time), time to first token (per batch),
 // inter-token latency p50 and p99 (every decode step of every timed pass), the KV cache's bytes,
 // and the bytes one decode step reads (weights + cache) over its time, in GB/s, beside a measured
-// STREAM-style triad (the memory-bandwidth ceiling) and the share of it decoding reaches.
+// STREAM-style triad (the memory-bandwidth ceiling) and the share of it decoding reaches; and the
+// prefill's GFLOP/s (decoder_prefill_flops over the prefill time) as a share of the run's measured
+// matmul ceiling in the variant's dtype, as an encoder's passes are reported.
 //
 // Check: the variant's generated tokens against the baseline's, sequence by sequence (k of N
 // identical over max_new_tokens, and the first step at which each other one diverges), and its
@@ -19,8 +21,10 @@
 // logits within tolerance. No changed token is excused: the float64 evidence the encoders' rule
 // uses is not computed for decoders yet, so a flip is a FAIL that names its step.
 //
-// What runs: fp32, "amp" (autocast), the bf16/fp16 casts and int8 (the block linears quantized as
-// the int8 technique quantizes an encoder's; the LM head stays fp32), with naive or sdpa attention.
+// What runs: fp32, "amp" (autocast), the bf16/fp16 casts, int8 (the block linears quantized as
+// the int8 technique quantizes an encoder's; the LM head stays fp32) and int8-weight-only (the
+// block linears on int8 weights and fp32 activations, kernels/cpu/int8_gemv.hpp), with naive or
+// sdpa attention.
 // Offloading, parallelism, pipelines, checkpointing, dynamic batching and the other techniques
 // are SKIPPED with the reason: they are built for the encoder's executors.
 #pragma once
@@ -54,9 +58,10 @@ token_comparison compare_tokens(const torch::Tensor& variant, const torch::Tenso
 
 class generate_scenario : public scenario_base {
  public:
-  // cfg and data are borrowed; model: the fp32 decoder every variant starts from (on `device`).
+  // cfg, data and env are borrowed; model: the fp32 decoder every variant starts from (on
+  // `device`); env: the run's, its matmul ceilings measured.
   generate_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data, DecoderLM model,
-                    torch::Device device);
+                    torch::Device device, const environment_info& env);
   ~generate_scenario() override;
 
   std::optional<skip_verdict> skip_reason(std::size_t i, variant_result& r) override;
@@ -74,6 +79,7 @@ class generate_scenario : public scenario_base {
   const dataset& data_;
   DecoderLM model_;
   torch::Device device_;
+  const environment_info& env_;
   std::vector<std::unique_ptr<generate_variant>> variants_;
   double triad_gb_per_s_ = 0;  // measured once, at the first finalize
 };

@@ -31,6 +31,7 @@ ordered_json generate_doc(const std::string& preset) {
       {"name": "naive", "attention": "naive"},
       {"name": "bf16", "precision": "bf16"},
       {"name": "int8", "precision": "int8"},
+      {"name": "int8-weight", "precision": "int8-weight-only"},
       {"name": "batch-3", "batching": {"batch_size": 3}},
       {"name": "offloaded", "offload": {"prefetch": 1, "target": "cpu"}}
     ],
@@ -61,14 +62,14 @@ TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip w
   CHECK(r.scenario == "generate");
   CHECK(r.model.family == (preset == "gpt2-tiny" ? "gpt2" : "llama"));
   CHECK(r.model.kv_heads == (preset == "gpt2-tiny" ? 4 : 2));
-  REQUIRE(r.variants.size() == 6);
+  REQUIRE(r.variants.size() == 7);
   for (std::size_t i = 0; i + 1 < r.variants.size(); ++i) {
     const variant_result& v = r.variants[i];
     INFO(v.name << ": " << v.reason);
     if (v.name == "int8" && v.status == status_kind::skipped) continue;  // no oneDNN int8 on this CPU
     // fp32 variants decode exactly the baseline's tokens. bf16 and int8 on a random-weight model's flat
     // logits may leave them: then the variant FAILs, whatever its logits' error (no excuse rule).
-    const bool fp32 = v.name != "bf16" && v.name != "int8";
+    const bool fp32 = v.name != "bf16" && v.name != "int8" && v.name != "int8-weight";
     const double identical = metric_of(v, "sequences_identical");
     CHECK(v.check.samples == 5);
     CHECK(v.check.predictions_kept == identical);
@@ -77,18 +78,28 @@ TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip w
     if (identical < 5) CHECK(metric_of(v, "first_divergence_step") >= 0);
     CHECK(v.throughput.samples.size() == 2);
     for (const char* name : {"prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_ms",
-                             "inter_token_latency_p50_ms", "decode_read_gb_per_s"})
+                             "inter_token_latency_p50_ms", "decode_read_gb_per_s", "prefill_gflops"})
       CHECK(metric_of(v, name) > 0);
     CHECK(metric_of(v, "inter_token_latency_p99_ms") >= metric_of(v, "inter_token_latency_p50_ms"));
     CHECK(metric_of(v, "kv_cache_bytes") > 0);
+    // No ceilings measured in this test: the share is n/a, and says why.
+    CHECK(std::isnan(metric_of(v, "prefill_ceiling_share")));
+    CHECK(find_metric(v.metrics, "prefill_ceiling_share")->note.find("n/a") != std::string::npos);
   }
   CHECK(r.variants[0].check.rel_l2 == 0);
   CHECK(r.variants[1].check.rel_l2 < 1e-5);  // naive against SDPA, fp32
-  CHECK(r.variants[4].check.rel_l2 < 1e-5);  // batched against one at a time, fp32
-  CHECK(r.variants[4].mean_batch_size > 1);
+  // int8 weights alone move the logits by the weight error (about 1e-2 a product), far less than
+  // int8 activations add; a decode step reads a quarter of the block linears' bytes.
+  const variant_result& w8 = r.variants[4];
+  CHECK(w8.status != status_kind::skipped);
+  CHECK(w8.check.rel_l2 > 0);
+  CHECK(w8.check.rel_l2 < 5e-2);
+  CHECK(w8.description.find("int8 weights") != std::string::npos);
+  CHECK(r.variants[5].check.rel_l2 < 1e-5);  // batched against one at a time, fp32
+  CHECK(r.variants[5].mean_batch_size > 1);
   // bf16 halves the cache of the fp32 baseline at the same shape
   CHECK(metric_of(r.variants[2], "kv_cache_bytes") == metric_of(r.variants[0], "kv_cache_bytes") / 2);
-  const variant_result& off = r.variants[5];
+  const variant_result& off = r.variants[6];
   CHECK(off.status == status_kind::skipped);
   CHECK(off.reason.find("does not run offload") != std::string::npos);
   CHECK(off.throughput.samples.empty());
