@@ -128,7 +128,7 @@ TEST_CASE("validate exits 2 with the JSON path of each problem and writes nothin
   const auto path = write_config(tmp.path, cfg);
   auto r = run_cli("validate " + path.string());
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.output, Catch::Contains("variants[1].precision: expected one of fp32, amp-bf16, amp-fp16, amp, bf16, fp16, int8; got \"fp61\""));
+  CHECK_THAT(r.output, Catch::Contains("variants[1].precision: expected one of fp32, amp-bf16, amp-fp16, amp, bf16, fp16, int8, int8-weight-only; got \"fp61\""));
   CHECK_THAT(r.output, Catch::Contains("variants[1].bogus_kye"));
   auto run = run_cli("run " + path.string());
   CHECK(run.exit_code == 2);

@@ -501,7 +501,7 @@ TEST_CASE("enumerations list the allowed values", "[config]") {
   SECTION("precision") {
     doc["variants"][0]["precision"] = "fp61";
     CHECK(only_problem(doc, "variants[0].precision") ==
-          "expected one of fp32, amp-bf16, amp-fp16, amp, bf16, fp16, int8; got \"fp61\"");
+          "expected one of fp32, amp-bf16, amp-fp16, amp, bf16, fp16, int8, int8-weight-only; got \"fp61\"");
   }
   SECTION("attention") {
     doc["variants"][0]["attention"] = "flash";
@@ -925,7 +925,7 @@ TEST_CASE("every problem is reported at once", "[config]") {
     CHECK_THAT(message_at(ps, "device"), Contains("0 CUDA devices"));
     // what() lists them one per line as "path: message".
     CHECK_THAT(std::string(e.what()),
-               Contains("variants[0].precision: expected one of fp32, amp-bf16, amp-fp16, amp, bf16, fp16, int8; "
+               Contains("variants[0].precision: expected one of fp32, amp-bf16, amp-fp16, amp, bf16, fp16, int8, int8-weight-only; "
                         "got \"fp61\"\n"));
   }
 }
