@@ -228,11 +228,13 @@ int run_sweep_command(const config& cfg, const run_command_options& opts, consol
                        sr.save_loop.saved ? &sr.save : kept ? sr.state : nullptr);
   }
 
+  const std::string grid = llama_bench_table(outcome.result);
   for (const auto& p : outcome.result.points) {
     fmt::print("### {}\n\n{}\n", p.label(), markdown_table(p.result));
     for (const auto& v : p.result.variants)
       if (v.status != status_kind::pass) fmt::print("{} {} [{}]: {}\n", to_string(v.status), v.name, p.label(), v.reason);
   }
+  if (!grid.empty()) fmt::print("\n### llama-bench table\n\n{}", grid);
   out.info(fmt::format("wrote {} to {}", fmt::join(cfg.output.formats, ", "), dir.string()));
   monitor.finish(metrics_file(dir, std::nullopt));
   if (!outcome.result.complete) {

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/config_defaults.hpp"
+
 namespace attnbench {
 namespace {
 
@@ -21,7 +23,8 @@ constexpr size_t max_points = 10000;
 const std::vector<std::string> numeric_axes{"batch_size", "max_tokens", "max_length", "length",
                                             "samples",    "threads",    "heads",      "prune_heads"};
 const std::vector<std::string> all_axes{"batch_size", "max_tokens", "max_length", "length",  "samples",    "preset",
-                                        "attention",  "precision",  "threads",    "heads",   "prune_heads"};
+                                        "attention",  "precision",  "threads",    "heads",   "prune_heads",
+                                        "test"};
 // Slowest-varying first: rebuilding the model costs most, re-measuring the matmul ceiling next.
 const std::vector<std::string> setup_axes{"preset", "heads", "threads"};
 // What a sweep's chart (sweep.svg) may plot against its first varying axis: throughput, or the
@@ -173,6 +176,18 @@ void apply_param(ordered_json& doc, const std::string& axis, const ordered_json&
         used = true;
       }
     if (!used) throw input_error(path, "no variant has a \"pruning\" block whose heads it could set");
+  } else if (axis == "test") {
+    // Values were checked by read_sweep; a point built by hand is checked again here.
+    const auto test = value.is_string() ? parse_generate_test(value.get<std::string>()) : std::nullopt;
+    if (!test) throw input_error(path, "expected a llama-bench test such as \"pp512\" or \"tg128\"; got " + value.dump());
+    if (doc.value("scenario", "") != "generate")
+      throw input_error(path, "needs \"scenario\": \"generate\" (a test is a prompt length and a number of "
+                              "tokens to generate)");
+    if (from_file) throw input_error(path, "cannot set the prompt length of a workload.file workload");
+    const int64_t prompt = test->prefill ? test->tokens : defaults::min_sample_length;
+    workload["lengths"] = ordered_json{{"kind", "fixed"}, {"length", prompt}};
+    workload["max_length"] = prompt;
+    object_at(doc, "generate")["max_new_tokens"] = test->prefill ? 1 : test->tokens + 1;
   } else if (axis == "attention" || axis == "precision") {
     for (auto& v : variants) {
       if (!v.is_object()) continue;
@@ -191,6 +206,19 @@ std::string sweep_point::label() const {
 }
 
 const std::vector<std::string>& sweep_axis_names() { return all_axes; }
+
+std::string generate_test::name() const { return fmt::format("{}{}", prefill ? "pp" : "tg", tokens); }
+
+std::optional<generate_test> parse_generate_test(const std::string& text) {
+  if (text.size() < 3 || (text.compare(0, 2, "pp") != 0 && text.compare(0, 2, "tg") != 0)) return std::nullopt;
+  const std::string digits = text.substr(2);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  const auto n = to_int(digits);
+  if (!n) return std::nullopt;
+  generate_test t{text[0] == 'p', *n};
+  if (t.tokens < (t.prefill ? defaults::min_sample_length : 1)) return std::nullopt;
+  return t;
+}
 
 bool is_numeric_axis(const std::string& name) {
   return std::count(numeric_axes.begin(), numeric_axes.end(), name) > 0;
@@ -264,6 +292,13 @@ sweep_config read_sweep(const ordered_json& block, std::vector<problem>& problem
               path, numeric ? "expected a non-empty array of integers or a range string such as \"1-64*2\""
                             : "expected a non-empty array of strings or a comma list such as \"naive,sdpa\"");
         }
+        if (name == "test")
+          for (size_t i = 0; i < axis.values.size(); ++i)
+            if (!parse_generate_test(axis.values[i].get<std::string>()))
+              throw input_error(spec.is_array() ? fmt::format("{}[{}]", path, i) : path,
+                                fmt::format("expected llama-bench tests such as \"pp512\" (prefill a 512-token "
+                                            "prompt) or \"tg128\" (decode 128 tokens); got {}",
+                                            axis.values[i].dump()));
         for (size_t i = 0; i < axis.values.size(); ++i)
           for (size_t j = 0; j < i; ++j)
             if (axis.values[i] == axis.values[j])
@@ -280,6 +315,13 @@ sweep_config read_sweep(const ordered_json& block, std::vector<problem>& problem
       sweep.axes.push_back(std::move(axis));
     }
   }
+  const auto has_axis = [&](const char* n) {
+    return std::any_of(sweep.axes.begin(), sweep.axes.end(), [&](const sweep_axis& a) { return a.name == n; });
+  };
+  if (has_axis("test"))
+    for (const char* n : {"length", "max_length"})
+      if (has_axis(n))
+        add(std::string("sweep.axes.") + n, "the test axis sets the prompt length: sweep one or the other");
   if (const auto variants = block.find("variants"); variants != block.end()) {
     if (!variants->is_array() || variants->empty()) {
       add("sweep.variants", "expected a non-empty array of variant names");

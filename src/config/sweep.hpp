@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,8 +47,24 @@ struct sweep_point {
 //   attention   every variant's attention ("naive" drops an sdpa_backend)
 //   precision   every variant's precision
 //   threads     threads
+//   test        llama-bench's tests, for the generate scenario (see generate_test): the prompt
+//               length and generate.max_new_tokens
 const std::vector<std::string>& sweep_axis_names();
 bool is_numeric_axis(const std::string& name);
+
+// A llama-bench test, the `test` axis's values: "pp512" prefills one 512-token prompt per sample
+// (workload.lengths fixed at 512, max_new_tokens 1: the prefill and its first token, no decode
+// step); "tg128" decodes 128 tokens after the shortest prompt the workload allows (2 tokens,
+// max_new_tokens 129: the first token comes from the prefill, the 128 after it from 128 decode
+// steps). The grid's t/s is prefill_tokens_per_s for pp, decode_tokens_per_s for tg.
+struct generate_test {
+  bool prefill = true;  // pp; false: tg
+  int64_t tokens = 0;
+  std::string name() const;  // "pp512", "tg128"
+};
+// nullopt unless `text` is "pp" or "tg" followed by a decimal integer (pp ≥ 2: a prompt's
+// shortest; tg ≥ 1).
+std::optional<generate_test> parse_generate_test(const std::string& text);
 
 // "128,256,512", "1-64*2" (1, 2, 4, … 64), "8-32+8" (8, 16, 24, 32), "16-19" (step 1) and lists of
 // these ("1-4,8"). Values must be ≥ 1; a range must be ascending and grow each step. Throws

@@ -353,6 +353,15 @@ double decode_bytes_per_step(const DecoderLM& model, int64_t batch, int64_t cont
   return bytes;
 }
 
+int64_t decoder_weight_bytes(const DecoderLM& model) {
+  int64_t bytes = 0;
+  for (const auto& p : model->parameters()) bytes += static_cast<int64_t>(p.nbytes());
+  for (const auto& l : model->block_linears())
+    if (const auto q = quantized_weight_of(*l))
+      bytes += static_cast<int64_t>(q->weight.nbytes() + q->scale.nbytes()) - static_cast<int64_t>(l->weight.nbytes());
+  return bytes;
+}
+
 double decoder_prefill_flops(const DecoderLM& model, int64_t batch, int64_t length) {
   const decoder_dims& d = model->dims();
   double per_token = 0;

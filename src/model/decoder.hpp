@@ -134,6 +134,11 @@ torch::Tensor teacher_forced_logits(DecoderLM& model, const torch::Tensor& promp
 // sequences: every block linear's weight, the LM head, and the cache up to that length.
 double decode_bytes_per_step(const DecoderLM& model, int64_t batch, int64_t context, int64_t cache_element_bytes);
 
+// The weights' bytes as `model` holds them for its forward, what llama-bench calls the model's
+// size: every parameter at its dtype, a block linear with a quantized weight (int8 and
+// int8-weight-only) counted as its int8 weight and fp32 per-row scale instead of its float one.
+int64_t decoder_weight_bytes(const DecoderLM& model);
+
 // FLOPs of prefilling `batch` prompts of `length` tokens (generate_greedy's prefill): every block
 // linear over every token (2·in·out each), attention's Q·Kᵀ and P·V over the causal lower triangle
 // (2 · 2 · heads · head_dim per query-key pair, length·(length+1)/2 pairs: the work a causal kernel

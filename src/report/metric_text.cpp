@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -25,6 +27,27 @@ std::string metric_value_text(const metric& m) {
   if (m.unit == metric_unit::ms) return fmt::format("{:.2f} ms", m.value);
   if (m.unit == metric_unit::seconds) return fmt::format("{:.3f} s", m.value);
   return m.unit.empty() ? fmt::format("{:.4g}", m.value) : fmt::format("{:.4g} {}", m.value, m.unit);
+}
+
+namespace {
+constexpr const char* interval_opening = "95% interval [";
+}  // namespace
+
+std::string interval_note(double low, double high, const std::string& unit, std::size_t passes) {
+  return fmt::format("{}{:.4g}, {:.4g}] {} over {} timed passes", interval_opening, low, high, unit, passes);
+}
+
+std::optional<std::pair<double, double>> metric_interval(const metric& m) {
+  const auto at = m.note.find(interval_opening);
+  if (at == std::string::npos) return std::nullopt;
+  const char* p = m.note.c_str() + at + std::char_traits<char>::length(interval_opening);
+  char* end = nullptr;
+  const double low = std::strtod(p, &end);
+  if (end == p || *end != ',') return std::nullopt;
+  p = end + 1;
+  const double high = std::strtod(p, &end);
+  if (end == p || *end != ']' || !(low <= high)) return std::nullopt;
+  return std::make_pair(low, high);
 }
 
 std::string metric_direction_text(metric_direction d) {

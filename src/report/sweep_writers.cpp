@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/sweep.hpp"
 #include "report/csv_writer.hpp"
 #include "report/markdown_writer.hpp"
+#include "report/metric_text.hpp"
 #include "report/svg_line_chart.hpp"
 
 namespace attnbench {
@@ -30,7 +32,66 @@ std::string param(const sweep_point_result& p, const std::string& axis) {
   return {};
 }
 
+// llama-bench's spelling of a parameter count: "162.26 M", "1.10 B".
+std::string parameter_text(int64_t n) {
+  const auto x = static_cast<double>(n);
+  if (x >= 1e9) return fmt::format("{:.2f} B", x / 1e9);
+  if (x >= 1e6) return fmt::format("{:.2f} M", x / 1e6);
+  if (x >= 1e3) return fmt::format("{:.2f} K", x / 1e3);
+  return fmt::format("{}", n);
+}
+
+std::string backend_text(const std::string& device) {
+  if (device.rfind("cuda", 0) == 0) return "CUDA";
+  if (device.rfind("cpu", 0) == 0) return "CPU";
+  return device;
+}
+
 }  // namespace
+
+std::string llama_bench_table(const sweep_result& sweep) {
+  const bool has_test = std::any_of(sweep.axes.begin(), sweep.axes.end(),
+                                    [](const sweep_axis_result& a) { return a.name == "test"; });
+  if (!has_test) return {};
+  std::ostringstream out;
+  out << "| model | size | params | backend | threads | variant | test | t/s | check |\n";
+  out << "| --- | ---: | ---: | --- | ---: | --- | --- | ---: | --- |\n";
+  for (const auto& p : sweep.points) {
+    const std::string test_name = param(p, "test");
+    const auto test = parse_generate_test(test_name);
+    const run_result& r = p.result;
+    for (const auto& v : r.variants) {
+      const metric* size = find_metric(v.metrics, "weight_bytes");
+      std::string rate = em_dash;
+      if (v.status == status_kind::skipped || hit_limit(v.status)) {
+        rate = em_dash;
+      } else if (const metric* m = test ? find_metric(v.metrics, test->prefill ? "prefill_tokens_per_s"
+                                                                                : "decode_tokens_per_s")
+                                        : nullptr;
+                 m && std::isfinite(m->value)) {
+        const auto ci = metric_interval(*m);
+        rate = ci ? fmt::format("{:.2f} [{:.2f}–{:.2f}]", m->value, ci->first, ci->second)
+                  : fmt::format("{:.2f}", m->value);
+      } else {
+        rate = "n/a";
+      }
+      std::string check = to_string(v.status);
+      if (v.status == status_kind::skipped || hit_limit(v.status)) check += ": " + v.reason;
+      if (v.name == r.baseline) check += " (baseline)";
+      const std::vector<std::string> row{markdown_cell(r.model.preset),
+                                         size ? metric_value_text(*size) : std::string(em_dash),
+                                         parameter_text(r.model.parameters),
+                                         backend_text(r.environment.device),
+                                         fmt::format("{}", r.environment.threads),
+                                         markdown_cell(v.name),
+                                         markdown_cell(test_name),
+                                         rate,
+                                         markdown_cell(check)};
+      out << "| " << fmt::format("{}", fmt::join(row, " | ")) << " |\n";
+    }
+  }
+  return out.str();
+}
 
 std::string sweep_csv(const sweep_result& sweep) {
   std::ostringstream out;
@@ -110,6 +171,13 @@ std::string sweep_markdown(const sweep_result& sweep, const std::string& chart_f
       out << "| " << fmt::format("{}", fmt::join(row, " | ")) << " |\n";
     }
   }
+  if (const std::string grid = llama_bench_table(sweep); !grid.empty())
+    out << "\n## llama-bench table\n\n"
+        << "t/s: prompt tokens per second of the prefill (pp), tokens per second of the decode steps (tg); "
+           "the geometric mean over the timed passes, its 95% interval in brackets. size: the weights as the "
+           "variant stores them. check: the variant's tokens and teacher-forced logits against the baseline's "
+           "at the same test.\n\n"
+        << grid;
   out << "\n## Points\n";
   for (const auto& p : sweep.points) {
     out << "\n### " << p.label() << "\n\n" << markdown_table(p.result);

@@ -11,6 +11,7 @@
 #include "kernels/cpu/int8_gemv.hpp"
 #include "model/int8_linear.hpp"
 #include "report/ceilings.hpp"
+#include "report/metric_text.hpp"
 #include "runner/memory_tracker.hpp"
 #include "stats/summary.hpp"
 #include "techniques/precision.hpp"
@@ -32,11 +33,10 @@ struct pass_record {
   std::vector<double> ttft_ms, step_ms;
 };
 
-std::string interval_note(const std::vector<double>& values, const char* unit) {
+std::string values_interval_note(const std::vector<double>& values, const char* unit) {
   const summary s = summarize(values);
   if (!(s.geomean_ci_low == s.geomean_ci_low)) return fmt::format("one timed pass: no interval ({} values)", s.n);
-  return fmt::format("95% interval [{:.4g}, {:.4g}] {} over {} timed passes", s.geomean_ci_low, s.geomean_ci_high,
-                     unit, s.n);
+  return interval_note(s.geomean_ci_low, s.geomean_ci_high, unit, static_cast<std::size_t>(s.n));
 }
 
 // A STREAM-style triad, a = b + 3·c over float32 arrays of 32 Mi elements (128 MiB each, far past
@@ -327,12 +327,12 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*bas
   const auto geo = [](const std::vector<double>& x) { return summarize(x).geomean; };
   set_metric(r.metrics, {"prefill_tokens_per_s", geo(prefill), "tokens/s", metric_direction::higher_is_better,
                          "generate", "prompt tokens over the prefill time (each batch's prompt forward and first argmax)",
-                         interval_note(prefill, "tokens/s")});
+                         values_interval_note(prefill, "tokens/s")});
   set_metric(r.metrics, {"prefill_gflops", geo(prefill_gflops), "GFLOP/s", metric_direction::higher_is_better,
                          "generate",
                          "the prefill's FLOPs (block linears over every prompt token, causal attention's lower "
                          "triangle, the LM head at the last position) over the prefill time",
-                         interval_note(prefill_gflops, "GFLOP/s")});
+                         values_interval_note(prefill_gflops, "GFLOP/s")});
   // The products' dtype: int8-weight-only multiplies fp32 (its weights widened as read); int8
   // multiplies in int32, which has no float ceiling.
   const std::string gemm_dtype = plans_[i].precision.label == "int8-weight-only" ? "fp32" : plans_[i].precision.dtype;
@@ -348,10 +348,10 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*bas
   set_metric(r.metrics, {"decode_tokens_per_s", decode.empty() ? not_a_number : geo(decode), "tokens/s",
                          metric_direction::higher_is_better, "generate",
                          "tokens after each sequence's first, over the decode steps' time (all sequences of a batch)",
-                         decode.empty() ? no_decode : interval_note(decode, "tokens/s")});
+                         decode.empty() ? no_decode : values_interval_note(decode, "tokens/s")});
   set_metric(r.metrics, {"time_to_first_token_ms", geo(ttft_pass), metric_unit::ms, metric_direction::lower_is_better,
                          "generate", "a batch's prefill and first token, mean over the batches of a pass",
-                         interval_note(ttft_pass, "ms")});
+                         values_interval_note(ttft_pass, "ms")});
   set_metric(r.metrics, {"inter_token_latency_p50_ms", steps.empty() ? not_a_number : percentile(steps, 50),
                          metric_unit::ms, metric_direction::lower_is_better, "generate",
                          "median decode step over every timed pass", steps.empty() ? no_decode : fmt::format("{} steps", steps.size())});
@@ -365,7 +365,7 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*bas
                          metric_direction::higher_is_better, "generate",
                          "weights + KV cache one decode step reads (at the mean context), over its time: to compare "
                          "with the memory bandwidth",
-                         bandwidth.empty() ? no_decode : interval_note(bandwidth, "GB/s")});
+                         bandwidth.empty() ? no_decode : values_interval_note(bandwidth, "GB/s")});
   set_metric(r.metrics, {"memory_bandwidth_gb_per_s", triad_gb_per_s_, "GB/s", metric_direction::neither, "generate",
                          "the measured ceiling: a STREAM-style triad over 128 MiB float32 arrays at the run's threads, "
                          "best of 8",
@@ -374,6 +374,12 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*bas
                          metric_unit::share, metric_direction::higher_is_better, "generate",
                          "decode_read_gb_per_s over the triad's: how close decoding comes to the memory bound",
                          bandwidth.empty() ? no_decode : ""});
+  set_metric(r.metrics, {"weight_bytes", static_cast<double>(decoder_weight_bytes(v.model)), metric_unit::bytes,
+                         metric_direction::lower_is_better, "generate",
+                         v.autocast ? "the weights as stored (fp32: autocast casts them per call), llama-bench's size"
+                                     : "the weights as stored (int8 linears as int8 plus per-row scales), llama-bench's "
+                                       "size",
+                         ""});
 }
 
 }  // namespace attnbench

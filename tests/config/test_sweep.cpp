@@ -236,3 +236,67 @@ TEST_CASE("the prune_heads axis sets every pruning block, and the chart is check
   CHECK(problems[0].path == "sweep.chart");
   CHECK(problems[0].message == "expected one of throughput, cosine_mean, cosine_min; got \"cosine\"");
 }
+
+TEST_CASE("the test axis writes llama-bench's pp and tg tests into a generate config", "[config][sweep][decoder]") {
+  const auto pp = parse_generate_test("pp512");
+  REQUIRE(pp);
+  CHECK(pp->prefill);
+  CHECK(pp->tokens == 512);
+  CHECK(pp->name() == "pp512");
+  const auto tg = parse_generate_test("tg1");
+  REQUIRE(tg);
+  CHECK_FALSE(tg->prefill);
+  CHECK(tg->tokens == 1);
+  for (const char* bad : {"pp1", "tg0", "pp", "tg", "xx12", "pp12a", "pp-3", "PP512", " pp8", "pg8", "tg99999999999999999999"})
+    CHECK_FALSE(parse_generate_test(bad));
+
+  auto doc = ordered_json::parse(R"({
+    "name": "g", "scenario": "generate",
+    "model": {"preset": "llama-tiny", "seed": 1},
+    "workload": {"samples": 2, "lengths": {"kind": "fixed", "length": 8}, "max_length": 8},
+    "generate": {"max_new_tokens": 4},
+    "variants": [{"name": "base"}, {"name": "bf16", "precision": "bf16"}],
+    "baseline": "base"
+  })");
+  doc["sweep"] = ordered_json::parse(R"({"axes": {"test": "pp16,tg8"}})");
+  const config base = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
+  const auto points = expand_sweep(*base.sweep);
+  REQUIRE(points.size() == 2);
+  CHECK(points[0].label() == "test=pp16");
+  const auto configs = attnbench::testing::sweep_points_owned(base, points, no_gpu);
+  // pp16: one 16-token prompt per sample, the prefill and its first token only.
+  CHECK(configs[0].workload.lengths.kind == length_kind::fixed);
+  CHECK(configs[0].workload.lengths.length == 16);
+  CHECK(configs[0].workload.max_length == 16);
+  CHECK(configs[0].generate.max_new_tokens == 1);
+  CHECK(configs[0].workload.samples == 2);
+  // tg8: the shortest prompt, then 8 decode steps after the prefill's token.
+  CHECK(configs[1].workload.lengths.length == 2);
+  CHECK(configs[1].workload.max_length == 2);
+  CHECK(configs[1].generate.max_new_tokens == 9);
+
+  // Bad values name the item; the axis refuses the axes it overrides.
+  auto problems = sweep_problems(ordered_json::parse(R"({"axes": {"test": ["pp512", "tg-1"]}})"));
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "sweep.axes.test[1]");
+  CHECK_THAT(problems[0].message, Contains("\"pp512\"") && Contains("\"tg-1\""));
+  problems = sweep_problems(ordered_json::parse(R"({"axes": {"test": "pp8,bad"}})"));
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "sweep.axes.test");
+  problems = sweep_problems(ordered_json::parse(R"({"axes": {"test": "pp8", "max_length": [8, 16]}})"));
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "sweep.axes.max_length");
+  CHECK_THAT(problems[0].message, Contains("the test axis sets the prompt length"));
+
+  // Only a generate config has tests to run.
+  auto encoder = base_doc();
+  encoder["sweep"] = ordered_json::parse(R"({"axes": {"test": ["pp8"]}})");
+  const config enc = attnbench::testing::parse_owned(encoder.dump(), "", no_gpu);
+  CHECK_THROWS_WITH(attnbench::testing::sweep_points_owned(enc, expand_sweep(*enc.sweep), no_gpu),
+                    Contains("sweep.axes.test: needs \"scenario\": \"generate\""));
+  // A prompt longer than the model's positions is the parser's error, at the point it breaks.
+  doc["sweep"] = ordered_json::parse(R"({"axes": {"test": ["pp100000"]}})");
+  const config longer = attnbench::testing::parse_owned(doc.dump(), "", no_gpu);
+  CHECK_THROWS_WITH(attnbench::testing::sweep_points_owned(longer, expand_sweep(*longer.sweep), no_gpu),
+                    Contains("(at sweep point test=pp100000)"));
+}

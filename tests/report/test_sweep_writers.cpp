@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "report/metric_text.hpp"
 #include "report/result_json.hpp"
 #include "report/svg_line_chart.hpp"
 #include "report/sweep_result_json.hpp"
@@ -124,4 +125,54 @@ TEST_CASE("a sweep document's mistyped kind or numeric is an input error, not a 
   CHECK_THROWS_WITH(sweep_result_from_json(numeric), "axes[0].numeric: expected true or false");
   numeric["axes"][0].erase("numeric");
   CHECK_FALSE(sweep_result_from_json(numeric).axes[0].numeric);
+}
+
+TEST_CASE("a test axis adds llama-bench's table: pp reads the prefill rate, tg the decode rate", "[report][sweep][decoder]") {
+  // The interval travels in the metric's note, written and read by one pair of functions.
+  metric m{"decode_tokens_per_s", 34.2, "tokens/s", metric_direction::higher_is_better, "generate", "",
+           interval_note(33.75, 34.5, "tokens/s", 11)};
+  const auto ci = metric_interval(m);
+  REQUIRE(ci);
+  CHECK(ci->first == 33.75);
+  CHECK(ci->second == 34.5);
+  m.note = "max_new_tokens is 1: no decode step";
+  CHECK_FALSE(metric_interval(m));
+
+  CHECK(llama_bench_table(sample_sweep()).empty());  // no test axis: no table, no section
+  CHECK_THAT(sweep_markdown(sample_sweep(), ""), !Contains("llama-bench"));
+
+  sweep_result s;
+  s.name = "grid";
+  s.axes = {{"test", {"pp16", "tg8"}, false}};
+  for (const char* test : {"pp16", "tg8"}) {
+    sweep_point_result p;
+    p.params = {{"test", test}};
+    p.result = testing::sample_result();
+    p.result.model.preset = "llama-tiny";
+    p.result.model.parameters = 1234567;
+    p.result.environment.device = "cpu";
+    p.result.environment.threads = 2;
+    p.result.variants.resize(2);
+    p.result.baseline = p.result.variants[0].name;
+    for (auto& v : p.result.variants) {
+      v.status = status_kind::pass;
+      v.metrics = {{"prefill_tokens_per_s", 700, "tokens/s", metric_direction::higher_is_better, "generate", "",
+                    interval_note(690, 710, "tokens/s", 5)},
+                   {"decode_tokens_per_s", test[0] == 'p' ? not_a_number : 34.0, "tokens/s",
+                    metric_direction::higher_is_better, "generate", "",
+                    test[0] == 'p' ? "max_new_tokens is 1: no decode step" : interval_note(33, 35, "tokens/s", 5)},
+                   {"weight_bytes", 3.0 * 1024 * 1024, metric_unit::bytes, metric_direction::lower_is_better,
+                    "generate", "", ""}};
+    }
+    p.result.variants[1].status = status_kind::fail;
+    s.points.push_back(p);
+  }
+  const std::string table = llama_bench_table(s);
+  CHECK(table.rfind("| model | size | params | backend | threads | variant | test | t/s | check |\n", 0) == 0);
+  const std::string base = s.points[0].result.variants[0].name, other = s.points[0].result.variants[1].name;
+  CHECK_THAT(table, Contains("| llama-tiny | 3.0 MiB | 1.23 M | CPU | 2 | " + base +
+                             " | pp16 | 700.00 [690.00–710.00] | PASS (baseline) |"));
+  CHECK_THAT(table, Contains("| " + other + " | tg8 | 34.00 [33.00–35.00] | FAIL |"));
+  CHECK(lines(table) == 2 + 4);
+  CHECK_THAT(sweep_markdown(s, ""), Contains("## llama-bench table") && Contains(table));
 }

@@ -3,12 +3,15 @@
 // technique the scenario does not run is SKIPPED with its reason, never timed as something else.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "config/config_parser.hpp"
 #include "report/metric.hpp"
 #include "report/result_json.hpp"
+#include "report/sweep_writers.hpp"
 #include "runner/runner.hpp"
+#include "runner/sweep_runner.hpp"
 #include "test_support.hpp"
 
 using namespace attnbench;
@@ -99,6 +102,12 @@ TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip w
   CHECK(r.variants[5].mean_batch_size > 1);
   // bf16 halves the cache of the fp32 baseline at the same shape
   CHECK(metric_of(r.variants[2], "kv_cache_bytes") == metric_of(r.variants[0], "kv_cache_bytes") / 2);
+  // The weights as stored: fp32, four bytes a parameter; the bf16 copy two; int8 linears one byte a
+  // weight plus a scale per row, the rest fp32.
+  CHECK(metric_of(r.variants[0], "weight_bytes") == 4.0 * static_cast<double>(r.model.parameters));
+  CHECK(metric_of(r.variants[2], "weight_bytes") == 2.0 * static_cast<double>(r.model.parameters));
+  CHECK(metric_of(w8, "weight_bytes") < 0.75 * metric_of(r.variants[0], "weight_bytes"));
+  CHECK(metric_of(w8, "weight_bytes") > 0.25 * metric_of(r.variants[0], "weight_bytes"));
   const variant_result& off = r.variants[6];
   CHECK(off.status == status_kind::skipped);
   CHECK(off.reason.find("does not run offload") != std::string::npos);
@@ -109,4 +118,35 @@ TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip w
   CHECK(back.model.family == r.model.family);
   CHECK(back.model.kv_heads == r.model.kv_heads);
   CHECK(back.scenario == "generate");
+}
+
+TEST_CASE("generate scenario: llama-bench's pp and tg tests as a sweep, each row checked", "[runner][decoder][sweep]") {
+  ordered_json doc = generate_doc("llama-tiny");
+  doc["variants"] = ordered_json::parse(R"([{"name": "baseline"}, {"name": "naive", "attention": "naive"}])");
+  doc["sweep"] = ordered_json::parse(R"({"axes": {"test": ["pp12", "tg6"]}})");
+  const config base = attnbench::testing::parse_owned(doc.dump(), "", testing::cpu_only());
+  const auto points = expand_sweep(*base.sweep);
+  const auto configs = attnbench::testing::sweep_points_owned(base, points, testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  const sweep_result s = run_sweep(base, points, configs, opts, nullptr).result;
+  REQUIRE(s.points.size() == 2);
+  CHECK(s.all_passed());
+  // pp12: twelve prompt tokens a sample, one token generated, no decode step to time.
+  const variant_result& pp = s.points[0].result.variants[0];
+  CHECK(s.points[0].result.workload.max_length == 12);
+  CHECK(metric_of(pp, "prefill_tokens_per_s") > 0);
+  CHECK(std::isnan(metric_of(pp, "decode_tokens_per_s")));
+  // tg6: six decode steps after the prefill's token, checked token by token against the baseline.
+  const variant_result& tg = s.points[1].result.variants[1];
+  CHECK(metric_of(tg, "decode_tokens_per_s") > 0);
+  CHECK(metric_of(tg, "sequences_identical") == 5);
+  // The five equal 2-token prompts make one batch (the default batch size): 6 steps x 2 passes.
+  CHECK(find_metric(tg.metrics, "inter_token_latency_p50_ms")->note == "12 steps");
+  const std::string table = llama_bench_table(s);
+  INFO(table);
+  CHECK(std::count(table.begin(), table.end(), '\n') == 2 + 4);
+  CHECK(table.find("| llama-tiny | ") != std::string::npos);
+  CHECK(table.find(" | CPU | 1 | naive | tg6 | ") != std::string::npos);
+  CHECK(table.find("| PASS (baseline) |") != std::string::npos);
 }
