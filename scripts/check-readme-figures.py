@@ -72,7 +72,7 @@ MARKERS (HTML comments, invisible when rendered)
   first group in the file is the figure. The marker checks the last number, number word or
   status word before it on its line.
 
-  A CPU label (Zen 3, Zen 4, Sapphire Rapids, or "unknown") right before a cpu marker must be the
+  A CPU label (Zen 3, Zen 4, Sapphire Rapids, Emerald Rapids, or "unknown") right before a cpu marker must be the
   CPU that made the folder, as its results.json environment (cpu_id, cpu_features) or, for older
   folders, its COMMAND file records it:
 
@@ -155,7 +155,7 @@ VERSIONED = re.compile(
     r"transformers|onnxruntime|OpenVINO|Catch2|version|schema_version|issues?|parts?|sections?|"
     r"steps?|lines?|versions|fmt|PR|exit(?:\s+status)?|exits(?:\s+with)?|family|model|stepping|Zen)\s*|#|\bv)$")
 STATUS = re.compile(r"\b(?:PASS|FAIL|SKIPPED|ERROR)(?:ED|ES|e?[sd])?\b")
-CPU_LABEL = re.compile(r"\bZen\s?\d\b|\bSapphire Rapids\b|\bCPU (?:is )?unknown\b|\bunknown CPU\b")
+CPU_LABEL = re.compile(r"\bZen\s?\d\b|\bSapphire Rapids\b|\bEmerald Rapids\b|\bCPU (?:is )?unknown\b|\bunknown CPU\b")
 SENTENCE_END = re.compile(r"[.!?][\"”’)*_]*\s+(?=[^\sa-z])")
 
 
@@ -517,7 +517,7 @@ class checker:
             elif kind == "cpu":
                 t = self.target(start, tokens)
                 if t is None or t[2] != "CPU label":
-                    self.problem(line_no, f"{body}: no CPU label (Zen 3, Zen 4, Sapphire Rapids, CPU unknown) "
+                    self.problem(line_no, f"{body}: no CPU label (Zen 3, Zen 4, Sapphire Rapids, Emerald Rapids, CPU unknown) "
                                           "right before the cpu marker")
                     continue
                 self.covered.add(t[0])
@@ -621,6 +621,8 @@ class checker:
         for path in sorted((self.root / folder).glob("*.json")):
             doc = self.document(str(path.relative_to(self.root)))
             env = doc.get("environment") if isinstance(doc, dict) else None
+            if env is None and isinstance(doc, dict) and doc.get("kind") == "sweep" and doc.get("points"):
+                env = (doc["points"][0].get("result") or {}).get("environment")  # a sweep: its first point's
             if isinstance(env, dict):
                 cpu_id = cpu_id or env.get("cpu_id") or ""
                 features |= set(env.get("cpu_features") or [])
@@ -702,6 +704,8 @@ def number_or_text(v):
 
 def cpu_label(cpu_id, features):
     if "GenuineIntel" in cpu_id or "amx_bf16" in features:
+        if re.search(r"family 6 model 207\b", cpu_id):
+            return "Emerald Rapids"
         return "Sapphire Rapids" if "amx_bf16" in features or re.search(r"family 6 model (143|167)\b", cpu_id) \
             else "unknown"
     m = re.search(r"AuthenticAMD family 25 model (\d+)", cpu_id)
