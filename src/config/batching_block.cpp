@@ -74,6 +74,15 @@ void config_reader::read_batching(const object_reader& b, batching_config& bc) {
   b.require("max_tokens", "required for kind \"dynamic\"");
   assign(bc.max_tokens, b.integer("max_tokens"));
   assign(bc.max_batch_size, b.integer("max_batch_size"));
+  // A decoder's dynamic batching is continuous batching (runner/generate_engine.hpp): max_tokens
+  // bounds the KV-cache positions its running sequences hold together.
+  const int64_t longest = cfg_.workload.max_length + cfg_.generate.max_new_tokens;
+  if (cfg_.model.family != model_family::bert && bc.max_tokens > 0 && cfg_.workload.max_length > 0 &&
+      bc.max_tokens < longest)
+    b.add("max_tokens", fmt::format("a decoder's continuous batching holds a KV cache of prompt + max_new_tokens "
+                                    "positions per sequence; the longest prompt needs {} (workload.max_length {} + "
+                                    "generate.max_new_tokens {}), more than max_tokens ({})",
+                                    longest, cfg_.workload.max_length, cfg_.generate.max_new_tokens, bc.max_tokens));
   assign(bc.planner, b.enumeration("planner", all_planners));
   assign(bc.grouping, b.enumeration("grouping", all_groupings));
   const ordered_json* bounds = b.find("boundaries");

@@ -321,7 +321,7 @@ std::shared_ptr<const block_schema> config_document_schema() {
                  "offline (batches), server (requests at offered rates), train (steps) or generate (a decoder's "
                  "prefill and greedy decoding)")
           .by_default("offline"),
-      object_key("generate", generate_schema(), "The generate scenario's decoding; only with \"scenario\": \"generate\""),
+      object_key("generate", generate_schema(), "A decoder's generation; with \"scenario\": \"generate\", or \"server\" with a decoder model"),
       object_key("server", server_schema(), "The server scenario's load; required with \"scenario\": \"server\""),
       object_key("train", train_schema(), "The train scenario's optimiser; only with \"scenario\": \"train\""),
       object_key("sweep", sweep_schema(), "A parameter sweep over the variants"),

@@ -61,19 +61,23 @@ void config_reader::read_generate() {
   generate_config& gc = cfg_.generate;
   gc.max_new_tokens = defaults::max_new_tokens;
   object_reader g = root_.object("generate");
-  if (g.present() && cfg_.scenario != "generate") root_.add("generate", "only used with \"scenario\": \"generate\"");
+  const bool decoder = cfg_.model.family != model_family::bert;
+  // A decoder generates in the generate scenario (every prompt at once) and in the server
+  // scenario (requests arriving over time, runner/generate_server.hpp).
+  const bool generating = decoder && (cfg_.scenario == "generate" || cfg_.scenario == "server");
+  if (g.present() && !generating)
+    root_.add("generate", "only used with \"scenario\": \"generate\", or \"server\" with a decoder model");
   g.check_keys();
   assign(gc.max_new_tokens, g.integer("max_new_tokens"));
-  const bool decoder = cfg_.model.family != model_family::bert;
   if (cfg_.scenario == "generate" && !decoder)
     root_.add("scenario", "\"generate\" needs a decoder: model.family \"gpt2\" or \"llama\" (or a decoder preset "
                           "such as \"gpt2-tiny\")");
-  if (decoder && cfg_.scenario != "generate")
-    root_.add("scenario", fmt::format("a {} decoder runs in the \"generate\" scenario only; {} runs the encoder "
-                                      "classifier",
+  if (decoder && !generating)
+    root_.add("scenario", fmt::format("a {} decoder runs in the \"generate\" and \"server\" scenarios only; {} runs "
+                                      "the encoder classifier",
                                       to_string(cfg_.model.family), quote(cfg_.scenario)));
   // Every prompt and its new tokens must fit the learned positions (gpt2) or the cache bound.
-  if (decoder && cfg_.scenario == "generate" && cfg_.workload.max_length > 0 &&
+  if (generating && cfg_.workload.max_length > 0 &&
       cfg_.workload.max_length + gc.max_new_tokens > cfg_.model.max_positions)
     root_.add(g.present() && g.has("max_new_tokens") ? "generate.max_new_tokens" : "workload.max_length",
               fmt::format("workload.max_length ({}) + generate.max_new_tokens ({}) is more than model.max_positions "

@@ -153,41 +153,77 @@ torch::Tensor DecoderBlockImpl::attend(const torch::Tensor& q, const torch::Tens
   return torch::matmul(torch::softmax(scores, -1), vv);
 }
 
-torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, torch::Tensor& k_cache, torch::Tensor& v_cache,
-                                        int64_t start, const torch::Tensor& cos, const torch::Tensor& sin,
-                                        const attention_settings& how) {
+DecoderBlockImpl::projected DecoderBlockImpl::project(const torch::Tensor& x, const torch::Tensor& cos,
+                                                      const torch::Tensor& sin) {
   const int64_t b = x.size(0), t = x.size(1), hd = d_.head_dim;
-  const auto lin = [&](std::size_t i, torch::nn::Linear l, const torch::Tensor& in) {
-    return packed_.empty() ? l->forward(in) : linear_forward(l, packed_[i], in);
-  };
   const auto heads_first = [&](const torch::Tensor& y, int64_t n) { return y.view({b, t, n, hd}).transpose(1, 2); };
   const auto h = norm(1, x);
-  torch::Tensor q, k, v, mlp;
+  projected p;
   if (d_.family == model_family::gpt2) {
     const auto qkv = lin(0, qkv_, h).split(d_.hidden, -1);
-    q = heads_first(qkv[0], d_.heads);
-    k = heads_first(qkv[1], d_.heads);
-    v = heads_first(qkv[2], d_.heads);
+    p.q = heads_first(qkv[0], d_.heads);
+    p.k = heads_first(qkv[1], d_.heads);
+    p.v = heads_first(qkv[2], d_.heads);
   } else {
-    q = heads_first(lin(0, q_, h), d_.heads);
-    k = heads_first(lin(1, k_, h), d_.kv_heads);
-    v = heads_first(lin(2, v_, h), d_.kv_heads);
-    // cos, sin (T, hd) in float32, as Hugging Face computes them; cast to the projections' dtype.
-    const auto c = cos.to(q.scalar_type()), s = sin.to(q.scalar_type());
-    q = q * c + rotate_half(q) * s;
-    k = k * c + rotate_half(k) * s;
+    p.q = heads_first(lin(0, q_, h), d_.heads);
+    p.k = heads_first(lin(1, k_, h), d_.kv_heads);
+    p.v = heads_first(lin(2, v_, h), d_.kv_heads);
+    // cos, sin (T, hd) or (B, 1, T, hd) in float32, as Hugging Face computes them; cast to the
+    // projections' dtype.
+    const auto c = cos.to(p.q.scalar_type()), s = sin.to(p.q.scalar_type());
+    p.q = p.q * c + rotate_half(p.q) * s;
+    p.k = p.k * c + rotate_half(p.k) * s;
   }
-  k_cache.narrow(2, start, t).copy_(k);
-  v_cache.narrow(2, start, t).copy_(v);
-  const auto keys = k_cache.narrow(2, 0, start + t), values = v_cache.narrow(2, 0, start + t);
-  const auto attn = attend(q, keys, values, start, how).transpose(1, 2).reshape({b, t, d_.heads * hd});
+  return p;
+}
+
+torch::Tensor DecoderBlockImpl::finish(const torch::Tensor& x, const torch::Tensor& attn) {
   const auto y = x + lin(d_.family == model_family::gpt2 ? 1 : 3, out_, attn).to(x.scalar_type());
   const auto h2 = norm(2, y);
+  torch::Tensor mlp;
   if (d_.family == model_family::gpt2)
     mlp = lin(3, proj_, torch::gelu(lin(2, fc_, h2), "tanh"));
   else
     mlp = lin(6, proj_, torch::silu(lin(4, fc_, h2)) * lin(5, up_, h2));
   return y + mlp.to(y.scalar_type());
+}
+
+torch::Tensor DecoderBlockImpl::lin(std::size_t i, torch::nn::Linear l, const torch::Tensor& in) {
+  return packed_.empty() ? l->forward(in) : linear_forward(l, packed_[i], in);
+}
+
+torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, torch::Tensor& k_cache, torch::Tensor& v_cache,
+                                        int64_t start, const torch::Tensor& cos, const torch::Tensor& sin,
+                                        const attention_settings& how) {
+  const int64_t b = x.size(0), t = x.size(1);
+  const projected p = project(x, cos, sin);
+  k_cache.narrow(2, start, t).copy_(p.k);
+  v_cache.narrow(2, start, t).copy_(p.v);
+  const auto keys = k_cache.narrow(2, 0, start + t), values = v_cache.narrow(2, 0, start + t);
+  const auto attn = attend(p.q, keys, values, start, how).transpose(1, 2).reshape({b, t, d_.heads * d_.head_dim});
+  return finish(x, attn);
+}
+
+torch::Tensor DecoderBlockImpl::forward_rows(const torch::Tensor& x, const std::vector<kv_cache*>& caches,
+                                             std::size_t layer, const torch::Tensor& cos, const torch::Tensor& sin,
+                                             const attention_settings& how) {
+  const int64_t b = x.size(0);
+  TORCH_CHECK(x.size(1) == 1 && static_cast<int64_t>(caches.size()) == b,
+              "forward_rows: one new position per row, one cache per row");
+  const projected p = project(x, cos, sin);
+  std::vector<torch::Tensor> rows;
+  rows.reserve(caches.size());
+  for (int64_t r = 0; r < b; ++r) {
+    kv_cache& c = *caches[static_cast<std::size_t>(r)];
+    const int64_t start = c.length;
+    auto& kc = c.keys[layer];
+    auto& vc = c.values[layer];
+    kc.narrow(2, start, 1).copy_(p.k.narrow(0, r, 1));
+    vc.narrow(2, start, 1).copy_(p.v.narrow(0, r, 1));
+    rows.push_back(attend(p.q.narrow(0, r, 1), kc.narrow(2, 0, start + 1), vc.narrow(2, 0, start + 1), start, how));
+  }
+  const auto attn = torch::cat(rows, 0).transpose(1, 2).reshape({b, 1, d_.heads * d_.head_dim});
+  return finish(x, attn);
 }
 
 // --- the model ------------------------------------------------------------------------------
@@ -238,6 +274,17 @@ void DecoderLMImpl::init_weights(uint64_t seed) {
   }
 }
 
+std::pair<torch::Tensor, torch::Tensor> DecoderLMImpl::rotary_tables(const torch::Tensor& positions) const {
+  // Rotary frequencies in float32 whatever the model's dtype (a bf16 copy of them would move every
+  // angle): θ^(−2i/hd), as LlamaRotaryEmbedding's default. positions (N) → cos, sin (N, hd).
+  const auto exponents =
+      torch::arange(0, d_.head_dim, 2, positions.options().dtype(torch::kFloat)) / static_cast<double>(d_.head_dim);
+  const auto inv_freq = torch::pow(d_.rope_theta, exponents).reciprocal();
+  const auto freqs = torch::outer(positions.to(torch::kFloat), inv_freq);  // (N, hd/2)
+  const auto emb = torch::cat({freqs, freqs}, -1);                          // (N, hd)
+  return {emb.cos(), emb.sin()};
+}
+
 torch::Tensor DecoderLMImpl::hidden_states(const torch::Tensor& ids, kv_cache& cache) {
   RECORD_FUNCTION("attnbench::decoder", std::vector<c10::IValue>());
   const int64_t t = ids.size(1), start = cache.length;
@@ -250,19 +297,10 @@ torch::Tensor DecoderLMImpl::hidden_states(const torch::Tensor& ids, kv_cache& c
   auto x = wte_(ids);
   torch::Tensor cos, sin;
   const auto positions = torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kLong).device(ids.device()));
-  if (d_.family == model_family::gpt2) {
+  if (d_.family == model_family::gpt2)
     x = x + wpe_(positions);
-  } else {
-    // Rotary frequencies in float32 whatever the model's dtype (a bf16 copy of them would move
-    // every angle): θ^(−2i/hd), as LlamaRotaryEmbedding's default.
-    const auto exponents =
-        torch::arange(0, d_.head_dim, 2, positions.options().dtype(torch::kFloat)) / static_cast<double>(d_.head_dim);
-    const auto inv_freq = torch::pow(d_.rope_theta, exponents).reciprocal();
-    const auto freqs = torch::outer(positions.to(torch::kFloat), inv_freq);  // (T, hd/2)
-    const auto emb = torch::cat({freqs, freqs}, -1);                          // (T, hd)
-    cos = emb.cos();
-    sin = emb.sin();
-  }
+  else
+    std::tie(cos, sin) = rotary_tables(positions);
   for (std::size_t i = 0; i < blocks_->size(); ++i)
     x = blocks_->ptr<DecoderBlockImpl>(i)->forward(x, cache.keys[i], cache.values[i], start, cos, sin, how_);
   cache.length = start + t;
@@ -277,6 +315,37 @@ torch::Tensor DecoderLMImpl::forward(const torch::Tensor& ids, kv_cache& cache) 
 
 torch::Tensor DecoderLMImpl::forward_last(const torch::Tensor& ids, kv_cache& cache) {
   const auto h = hidden_states(ids, cache).select(1, ids.size(1) - 1);
+  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : lm_head_(h);
+  return logits.to(torch::kFloat);
+}
+
+torch::Tensor DecoderLMImpl::step_rows(const torch::Tensor& ids, const std::vector<kv_cache*>& caches) {
+  RECORD_FUNCTION("attnbench::decoder_step_rows", std::vector<c10::IValue>());
+  const int64_t b = ids.size(0);
+  TORCH_CHECK(ids.dim() == 2 && ids.size(1) == 1 && static_cast<int64_t>(caches.size()) == b,
+              "step_rows: ids (B, 1) and one cache per row");
+  std::vector<int64_t> at;
+  for (const kv_cache* c : caches) {
+    TORCH_CHECK(c->length + 1 <= c->capacity, "the KV cache holds ", c->capacity, " positions; ", c->length + 1,
+                " asked for");
+    TORCH_CHECK(d_.max_positions <= 0 || c->length + 1 <= d_.max_positions, "position ", c->length,
+                " is past the model's max_positions (", d_.max_positions, ")");
+    at.push_back(c->length);
+  }
+  const auto positions = torch::tensor(at, torch::TensorOptions().dtype(torch::kLong)).to(ids.device());
+  auto x = wte_(ids);  // (B, 1, H)
+  torch::Tensor cos, sin;
+  if (d_.family == model_family::gpt2) {
+    x = x + wpe_(positions).unsqueeze(1);
+  } else {
+    std::tie(cos, sin) = rotary_tables(positions);  // (B, hd): each row at its own position
+    cos = cos.view({b, 1, 1, d_.head_dim});
+    sin = sin.view({b, 1, 1, d_.head_dim});
+  }
+  for (std::size_t i = 0; i < blocks_->size(); ++i)
+    x = blocks_->ptr<DecoderBlockImpl>(i)->forward_rows(x, caches, i, cos, sin, how_);
+  for (kv_cache* c : caches) ++c->length;
+  const auto h = (d_.family == model_family::gpt2 ? ln_f_(x) : rms_norm(x, norm_f_, d_.norm_eps)).select(1, 0);
   const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : lm_head_(h);
   return logits.to(torch::kFloat);
 }

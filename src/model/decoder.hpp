@@ -52,10 +52,23 @@ class DecoderBlockImpl : public torch::nn::Module {
   // x (B, T, H) at positions [start, start + T); k_cache, v_cache this layer's (B, kvh, C, hd).
   torch::Tensor forward(const torch::Tensor& x, torch::Tensor& k_cache, torch::Tensor& v_cache, int64_t start,
                         const torch::Tensor& cos, const torch::Tensor& sin, const attention_settings& how);
+  // One decode step of B sequences that each own a cache (caches[r], batch 1, its own length):
+  // x (B, 1, H); the linears run over the B rows at once, attention row by row over each row's
+  // filled positions; row r's key and value go to its cache at its length (which the caller
+  // advances). cos, sin (B, 1, 1, hd) for llama.
+  torch::Tensor forward_rows(const torch::Tensor& x, const std::vector<kv_cache*>& caches, std::size_t layer,
+                             const torch::Tensor& cos, const torch::Tensor& sin, const attention_settings& how);
   void pack_linears(linear_kind kind);
   std::vector<torch::nn::Linear> linears() const;
 
  private:
+  struct projected {
+    torch::Tensor q, k, v;  // (B, heads, T, hd), (B, kv_heads, T, hd) ×2, rotary applied (llama)
+  };
+  projected project(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  // The residual after attention, the MLP and its residual: x (B, T, H), attn (B, T, heads·hd).
+  torch::Tensor finish(const torch::Tensor& x, const torch::Tensor& attn);
+  torch::Tensor lin(std::size_t i, torch::nn::Linear l, const torch::Tensor& in);
   torch::Tensor norm(int which, const torch::Tensor& x);
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, int64_t start,
                        const attention_settings& how) const;
@@ -79,6 +92,12 @@ class DecoderLMImpl : public torch::nn::Module {
   // Only the last position's logits (B, vocab): what a generation step needs (the LM head over
   // one position instead of T).
   torch::Tensor forward_last(const torch::Tensor& ids, kv_cache& cache);
+  // One decode step for sequences that each own a cache (continuous batching,
+  // runner/generate_engine.hpp): ids (B, 1), row r at position caches[r]->length. The linears
+  // and the LM head run over the B rows at once; attention row by row against each row's own
+  // cache, so rows of any lengths share a step without padding. Returns (B, vocab) float32
+  // logits; every cache's length grows by 1.
+  torch::Tensor step_rows(const torch::Tensor& ids, const std::vector<kv_cache*>& caches);
   // GPT-2's initialisation from `seed` (N(0, 0.02), biases 0, norms 1), on every family:
   // independent of the global RNG.
   void init_weights(uint64_t seed);
@@ -93,6 +112,7 @@ class DecoderLMImpl : public torch::nn::Module {
 
  private:
   torch::Tensor hidden_states(const torch::Tensor& ids, kv_cache& cache);
+  std::pair<torch::Tensor, torch::Tensor> rotary_tables(const torch::Tensor& positions) const;
   decoder_dims d_;
   attention_settings how_;
   torch::nn::Embedding wte_{nullptr}, wpe_{nullptr};

@@ -297,15 +297,36 @@ void write_detail_table(const run_result& r, std::ostream& out) {
   }
 }
 
+// A decoder's served generation (runner/generate_server.hpp): TTFT and ITL beside end-to-end latency.
+void write_generation_points(const std::vector<server_point>& points, std::ostream& out) {
+  write_row(out, {"offered rate (req/s)", "achieved (req/s)", "output tokens/s", "TTFT p50 (ms)", "TTFT p99 (ms)",
+                  "ITL p50 (ms)", "ITL p99 (ms)", "end-to-end p50 (ms)", "end-to-end p99 (ms)", "sequences per step",
+                  "within bound"});
+  write_row(out, {"---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"});
+  for (const auto& p : points)
+    write_row(out, {std::isnan(p.offered_rate) ? "trace" : fixed(p.offered_rate, 2), fixed(p.achieved_rate, 2),
+                    fixed(p.output_tokens_per_s, 1), fixed(p.ttft_p50_ms, 1), fixed(p.ttft_p99_ms, 1),
+                    fixed(p.itl_p50_ms, 2), fixed(p.itl_p99_ms, 2), fixed(p.p50_ms, 1), fixed(p.p99_ms, 1),
+                    fixed(p.mean_batch_size, 2), p.within_bound ? "yes" : "no"});
+}
+
 // The server scenario's rate sweep, one table per variant that has one.
 void write_server_tables(const run_result& r, std::ostream& out) {
   out << "\n## Server scenario\n\n";
-  out << "Requests arrive at each offered rate and a batcher groups them; latency is completion − arrival, "
-         "per request.";
+  const bool generation = std::any_of(r.variants.begin(), r.variants.end(), [](const variant_result& v) {
+    return !v.server.empty() && v.server.front().generation();
+  });
+  if (generation)
+    out << "Requests arrive at each offered rate and the variant's batching decodes them (continuous: a request "
+           "joins at any decode step; static: a batch runs to its end). TTFT is first token − arrival, queueing "
+           "included; ITL the gaps between a request's tokens; end-to-end last token − arrival.";
+  else
+    out << "Requests arrive at each offered rate and a batcher groups them; latency is completion − arrival, "
+           "per request.";
   if (std::isfinite(r.latency_bound_ms))
     out << fmt::format(
-        " The bound is p99 ≤ {} ms; the max sustainable rate is the highest offered rate that met it.",
-        fixed(r.latency_bound_ms, 1));
+        " The bound is {}p99 ≤ {} ms; the max sustainable rate is the highest offered rate that met it.",
+        generation ? "TTFT " : "", fixed(r.latency_bound_ms, 1));
   out << '\n';
   for (const auto& v : r.variants) {
     if (v.server.empty()) continue;
@@ -314,6 +335,10 @@ void write_server_tables(const run_result& r, std::ostream& out) {
         << (std::isfinite(v.max_sustainable_rate) ? fixed(v.max_sustainable_rate, 1) + " requests/s"
                                                   : std::string("none of the offered rates met the bound"))
         << ".\n\n";
+    if (v.server.front().generation()) {
+      write_generation_points(v.server, out);
+      continue;
+    }
     write_row(out, {"offered rate (req/s)", "achieved (req/s)", "p50 (ms)", "p90 (ms)", "p99 (ms)",
                     "p99.9 (ms)", "mean batch", "within bound"});
     write_row(out, {"---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"});

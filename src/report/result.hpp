@@ -93,8 +93,16 @@ struct server_point {
   double p90_ms = not_a_number;
   double p99_ms = not_a_number;
   double p999_ms = not_a_number;
-  double mean_batch_size = not_a_number;
-  bool within_bound = false;            // p99 ≤ the config's latency bound
+  double mean_batch_size = not_a_number;  // a decoder's: sequences per decode step
+  bool within_bound = false;            // p99 ≤ the config's latency bound (a decoder's: TTFT p99)
+  // A decoder's generation (runner/generate_server.hpp); NaN for an encoder. p50…p999 above are
+  // then end-to-end: last token − arrival.
+  double ttft_p50_ms = not_a_number;    // time to first token: first token − arrival
+  double ttft_p99_ms = not_a_number;
+  double itl_p50_ms = not_a_number;     // inter-token latency: gaps between a request's tokens
+  double itl_p99_ms = not_a_number;
+  double output_tokens_per_s = not_a_number;
+  bool generation() const { return std::isfinite(ttft_p50_ms); }
 };
 
 // CPU offloading (offload issue): encoder layers streamed from host memory to the device.

@@ -83,6 +83,18 @@ ojson to_json(const server_point& p) {
           {"within_bound", p.within_bound}};
 }
 
+ojson to_json_of(const server_point& p) {
+  ojson j = to_json(p);
+  if (p.generation()) {
+    j["ttft_p50_ms"] = number(p.ttft_p50_ms);
+    j["ttft_p99_ms"] = number(p.ttft_p99_ms);
+    j["itl_p50_ms"] = number(p.itl_p50_ms);
+    j["itl_p99_ms"] = number(p.itl_p99_ms);
+    j["output_tokens_per_s"] = number(p.output_tokens_per_s);
+  }
+  return j;
+}
+
 ojson to_json(const parallel_info& p) {
   ojson workers = ojson::array();
   for (const auto& w : p.workers)
@@ -158,7 +170,7 @@ ojson to_json(const train_result& t) {
 
 ojson to_json(const variant_result& v) {
   ojson server = ojson::array();
-  for (const auto& p : v.server) server.push_back(to_json(p));
+  for (const auto& p : v.server) server.push_back(to_json_of(p));
   ojson j = {{"name", v.name},
           {"description", v.description},
           {"is_baseline", v.is_baseline},
@@ -373,6 +385,13 @@ server_point server_point_from(const reader& r) {
   p.p999_ms = r.number("p999_ms");
   p.mean_batch_size = r.number("mean_batch_size");
   p.within_bound = r.boolean("within_bound");
+  if (r.has("ttft_p50_ms")) {
+    p.ttft_p50_ms = r.number("ttft_p50_ms");
+    p.ttft_p99_ms = r.number("ttft_p99_ms");
+    p.itl_p50_ms = r.number("itl_p50_ms");
+    p.itl_p99_ms = r.number("itl_p99_ms");
+    p.output_tokens_per_s = r.number("output_tokens_per_s");
+  }
   return p;
 }
 

@@ -12,6 +12,8 @@
 #include "model/int8_linear.hpp"
 #include "report/ceilings.hpp"
 #include "report/metric_text.hpp"
+#include "runner/generate_engine.hpp"
+#include "runner/generate_server.hpp"
 #include "runner/memory_tracker.hpp"
 #include "stats/summary.hpp"
 #include "techniques/precision.hpp"
@@ -31,6 +33,8 @@ struct pass_record {
   double prefill_ms = 0, decode_ms = 0;
   int64_t prefill_tokens = 0, decode_tokens = 0;
   std::vector<double> ttft_ms, step_ms;
+  double decode_bytes = -1;  // continuous batching: what its steps read (static: computed in finalize)
+  engine_totals engine;      // continuous batching's
 };
 
 std::string values_interval_note(const std::vector<double>& values, const char* unit) {
@@ -67,6 +71,8 @@ struct generate_variant {
   std::vector<prompt_batch> batches;
   torch::Tensor tokens;  // (N, new) int64 on the CPU: the check pass's
   int64_t cache_bytes = 0;
+  std::optional<generation_engine::settings> continuous;  // dynamic batching: the engine's settings
+  generation_engine::settings served;                     // the server scenario's engine
   std::vector<pass_record> timed;
 };
 
@@ -92,8 +98,15 @@ token_comparison compare_tokens(const torch::Tensor& variant, const torch::Tenso
 }
 
 generate_scenario::generate_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data,
-                                     DecoderLM model, torch::Device device, const environment_info& env)
-    : cfg_(cfg), plans_(std::move(plans)), data_(data), model_(std::move(model)), device_(device), env_(env) {
+                                     DecoderLM model, torch::Device device, const environment_info& env,
+                                     run_observer* observer)
+    : cfg_(cfg),
+      plans_(std::move(plans)),
+      data_(data),
+      model_(std::move(model)),
+      device_(device),
+      env_(env),
+      observer_(observer) {
   variants_.resize(cfg.variants.size());
 }
 
@@ -107,7 +120,6 @@ std::optional<skip_verdict> generate_scenario::skip_reason(std::size_t i, varian
   if (vc.parallel) unsupported.emplace_back("parallel");
   if (vc.pipeline) unsupported.emplace_back("pipeline");
   if (vc.checkpointing.policy != checkpoint_policy::none) unsupported.emplace_back("checkpointing");
-  if (vc.batching.kind != "static") unsupported.emplace_back("dynamic batching");
   if (vc.attention == attention_kind::custom) unsupported.emplace_back("custom attention kernels");
   const bool precision_owner = p.precision.label == "bf16" || p.precision.label == "fp16" ||
                                p.precision.label == "int8" || p.precision.label == "int8-weight-only";
@@ -186,6 +198,24 @@ void generate_scenario::prepare(std::size_t i, variant_result& r) {
   r.mean_batch_size = static_cast<double>(data_.samples.size()) / static_cast<double>(std::max<int64_t>(1, r.batches));
   r.batching = fmt::format("static bs={} (equal-length prompts, no padding); greedy, {} new tokens, KV cache in {}",
                            batch, cfg_.generate.max_new_tokens, dtype_name(v->cache_dtype));
+  v->served.slots = batch;
+  v->served.continuous = false;
+  v->served.new_tokens = cfg_.generate.max_new_tokens;
+  v->served.cache_dtype = v->cache_dtype;
+  if (vc.batching.kind == "dynamic") {
+    generation_engine::settings es;
+    es.slots = vc.batching.max_batch_size;
+    es.continuous = true;
+    es.max_cache_tokens = vc.batching.max_tokens;
+    es.new_tokens = cfg_.generate.max_new_tokens;
+    es.cache_dtype = v->cache_dtype;
+    v->continuous = es;
+    v->served = es;
+    r.batching = fmt::format("continuous: up to {} sequences per decode step, joining at step boundaries, KV caches "
+                             "of {} positions together at most (no padding: each sequence its own cache); greedy, {} "
+                             "new tokens, KV cache in {}",
+                             es.slots, es.max_cache_tokens, es.new_tokens, dtype_name(v->cache_dtype));
+  }
   if (r.description.empty() && !p.description.empty()) r.description = p.description;
   variants_[i] = std::move(v);
 }
@@ -199,6 +229,35 @@ pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
   pass_record rec;
   pass_timing t;
   const auto t0 = pass_clock::now();
+  if (v.continuous) {
+    // Every prompt waiting at the start, in sample order; the engine decides who steps together.
+    std::vector<generation_request> requests;
+    for (std::size_t s = 0; s < data_.samples.size(); ++s)
+      requests.push_back({static_cast<int64_t>(s), static_cast<int64_t>(s), 0.0});
+    generation_engine engine(v.model, data_, device_, *v.continuous, [t0] { return seconds_since(t0); });
+    const auto done = generate_all(engine, requests);
+    t.seconds = seconds_since(t0);
+    rec.engine = engine.totals;
+    rec.prefill_ms = engine.totals.prefill_ms;
+    rec.prefill_tokens = engine.totals.prefill_tokens;
+    rec.decode_ms = engine.totals.decode_ms;
+    rec.decode_tokens = engine.totals.decode_tokens;
+    rec.step_ms = engine.totals.step_ms;
+    // Weights once per step, each row's cache up to its position: linear in the context.
+    const int64_t elt = static_cast<int64_t>(c10::elementSize(v.cache_dtype));
+    const double weights = decode_bytes_per_step(v.model, 1, 0, elt);
+    const double per_position = decode_bytes_per_step(v.model, 1, 1, elt) - weights;
+    rec.decode_bytes = static_cast<double>(engine.totals.steps) * weights +
+                       per_position * static_cast<double>(engine.totals.context_sum);
+    v.cache_bytes = std::max(v.cache_bytes, engine.totals.peak_cache_bytes);
+    for (const auto& g : done) {
+      rec.ttft_ms.push_back(g.prefill_ms);
+      t.unit_ms.push_back((g.token_s.back() - g.arrival_s) * 1e3);
+      if (keep) v.tokens[g.sample].copy_(g.tokens);
+    }
+    if (timed) v.timed.push_back(std::move(rec));
+    return t;
+  }
   for (const auto& b : v.batches) {
     const auto tb = pass_clock::now();
     const generation g = generate_greedy(v.model, b.ids, new_tokens, v.cache_dtype);
@@ -232,6 +291,40 @@ void generate_scenario::check_pass(std::size_t i, variant_result& r) {
 
 pass_timing generate_scenario::pass(std::size_t i, pass_phase phase) {
   return run(*variants_[i], false, phase == pass_phase::timed);
+}
+
+void generate_scenario::serve(std::size_t i, std::size_t base, variant_result& r) {
+  torch::NoGradGuard no_grad;
+  auto& v = *variants_[i];
+  generate_server_sweep sweep;
+  std::string failure;
+  try {
+    const autocast_scope amp(v.autocast, device_.type());
+    v.model->set_attention(v.how);
+    sweep = run_generate_server(cfg_, data_, r.name, v.model, device_, v.served, variants_[base]->tokens, observer_);
+  } catch (const std::exception& e) {
+    failure = "failed: " + error_text(e);
+  }
+  r.server = sweep.points;
+  r.max_sustainable_rate = sweep.max_sustainable_rate;
+  if (!sweep.interrupted.empty()) r.notes.push_back("server sweep interrupted by " + sweep.interrupted);
+  if (failure.empty() && sweep.served == 0) failure = "the server scenario served no request";
+  if (failure.empty() && sweep.identical < sweep.served) {
+    std::vector<std::string> where;
+    for (const auto& [sample, step] : sweep.divergences) where.push_back(fmt::format("prompt {} at step {}", sample, step));
+    failure = fmt::format("{} of {} served requests generated other tokens than the baseline's for their prompt "
+                          "(first divergence: {})",
+                          sweep.served - sweep.identical, sweep.served, fmt::join(where, ", "));
+  }
+  r.notes.push_back(fmt::format("server scenario: {} of {} served requests generated the baseline's tokens for their "
+                                "prompt",
+                                sweep.identical, sweep.served));
+  if (!failure.empty() && r.status != status_kind::fail) {
+    r.status = status_kind::fail;
+    r.check.status = status_kind::fail;
+    r.check.message = failure;
+    r.reason = "server scenario: " + failure;
+  }
 }
 
 check_result generate_scenario::check(std::size_t i, std::size_t base, double tolerance, variant_result& r) {
@@ -295,9 +388,10 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
   return c;
 }
 
-void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*base*/, variant_result& r) {
+void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) {
   const auto& v = *variants_[i];
   if (v.timed.empty()) return;
+  if (cfg_.scenario == "server" && base) serve(i, *base, r);
   std::vector<double> prefill, decode, ttft_pass, bandwidth;
   std::vector<double> steps, ttfts;
   const int64_t new_tokens = cfg_.generate.max_new_tokens;
@@ -318,7 +412,7 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*bas
     prefill_gflops.push_back(prefill_flops / (p.prefill_ms / 1e3) / 1e9);
     if (p.decode_ms > 0) {
       decode.push_back(p.decode_tokens / (p.decode_ms / 1e3));
-      bandwidth.push_back(bytes_per_pass / (p.decode_ms / 1e3) / 1e9);
+      bandwidth.push_back((p.decode_bytes >= 0 ? p.decode_bytes : bytes_per_pass) / (p.decode_ms / 1e3) / 1e9);
     }
     ttft_pass.push_back(mean(p.ttft_ms));
     steps.insert(steps.end(), p.step_ms.begin(), p.step_ms.end());
@@ -350,7 +444,9 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*bas
                          "tokens after each sequence's first, over the decode steps' time (all sequences of a batch)",
                          decode.empty() ? no_decode : values_interval_note(decode, "tokens/s")});
   set_metric(r.metrics, {"time_to_first_token_ms", geo(ttft_pass), metric_unit::ms, metric_direction::lower_is_better,
-                         "generate", "a batch's prefill and first token, mean over the batches of a pass",
+                         "generate",
+                         v.continuous ? "a request's own prefill and first token, mean over the requests of a pass"
+                                      : "a batch's prefill and first token, mean over the batches of a pass",
                          values_interval_note(ttft_pass, "ms")});
   set_metric(r.metrics, {"inter_token_latency_p50_ms", steps.empty() ? not_a_number : percentile(steps, 50),
                          metric_unit::ms, metric_direction::lower_is_better, "generate",
@@ -380,6 +476,29 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> /*bas
                                      : "the weights as stored (int8 linears as int8 plus per-row scales), llama-bench's "
                                        "size",
                          ""});
+  if (v.continuous) {
+    // What continuous batching did: rows per decode step, and how full its caches were.
+    std::vector<double> rows, fill;
+    int64_t peak = 0;
+    for (const auto& p : v.timed)
+      if (p.engine.steps > 0) {
+        rows.push_back(static_cast<double>(p.engine.decode_tokens) / static_cast<double>(p.engine.steps));
+        fill.push_back(p.engine.fill_sum / static_cast<double>(p.engine.steps));
+        peak = std::max(peak, p.engine.peak_active);
+      }
+    if (!rows.empty()) r.mean_batch_size = mean(rows);
+    set_metric(r.metrics, {"decode_rows_per_step", rows.empty() ? not_a_number : mean(rows), metric_unit::count,
+                           metric_direction::neither, "generate",
+                           fmt::format("continuous batching: sequences decoded together per step, mean over the "
+                                       "steps (at most {})",
+                                       v.continuous->slots),
+                           rows.empty() ? no_decode : fmt::format("peak {}", peak)});
+    set_metric(r.metrics, {"kv_cache_fill", fill.empty() ? not_a_number : mean(fill), metric_unit::share,
+                           metric_direction::higher_is_better, "generate",
+                           "continuous batching: filled over allocated KV-cache positions of the running sequences, "
+                           "mean over the decode steps (each cache holds prompt + max_new_tokens; no padding)",
+                           fill.empty() ? no_decode : ""});
+  }
 }
 
 }  // namespace attnbench

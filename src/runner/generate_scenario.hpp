@@ -21,11 +21,17 @@
 // logits within tolerance. No changed token is excused: the float64 evidence the encoders' rule
 // uses is not computed for decoders yet, so a flip is a FAIL that names its step.
 //
+// Batching: static batches of equal-length prompts, or "dynamic": continuous batching
+// (runner/generate_engine.hpp), every prompt waiting at the start, up to max_batch_size sequences
+// per decode step under max_tokens KV-cache positions. With "scenario": "server" each variant then
+// serves requests arriving at the server block's rates (runner/generate_server.hpp), and its served
+// tokens are checked against the baseline's.
+//
 // What runs: fp32, "amp" (autocast), the bf16/fp16 casts, int8 (the block linears quantized as
 // the int8 technique quantizes an encoder's; the LM head stays fp32) and int8-weight-only (the
 // block linears on int8 weights and fp32 activations, kernels/cpu/int8_gemv.hpp), with naive or
 // sdpa attention.
-// Offloading, parallelism, pipelines, checkpointing, dynamic batching and the other techniques
+// Offloading, parallelism, pipelines, checkpointing and the other techniques
 // are SKIPPED with the reason: they are built for the encoder's executors.
 #pragma once
 
@@ -36,6 +42,7 @@
 #include <torch/torch.h>
 
 #include "config/config.hpp"
+#include "core/run_observer.hpp"
 #include "model/decoder.hpp"
 #include "report/result.hpp"
 #include "runner/measurement_loop.hpp"
@@ -60,8 +67,9 @@ class generate_scenario : public scenario_base {
  public:
   // cfg, data and env are borrowed; model: the fp32 decoder every variant starts from (on
   // `device`); env: the run's, its matmul ceilings measured.
+  // observer (may be null): told of the server scenario's rates, points and requests.
   generate_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data, DecoderLM model,
-                    torch::Device device, const environment_info& env);
+                    torch::Device device, const environment_info& env, run_observer* observer = nullptr);
   ~generate_scenario() override;
 
   std::optional<skip_verdict> skip_reason(std::size_t i, variant_result& r) override;
@@ -74,6 +82,9 @@ class generate_scenario : public scenario_base {
  private:
   // One pass over every batch; keeps the tokens when `keep`.
   pass_timing run(generate_variant& v, bool keep, bool timed);
+  // "scenario": "server": the variant's rate sweep (runner/generate_server.hpp), checked against
+  // the baseline's tokens.
+  void serve(std::size_t i, std::size_t base, variant_result& r);
   const config& cfg_;
   std::vector<variant_plan> plans_;
   const dataset& data_;
@@ -82,6 +93,7 @@ class generate_scenario : public scenario_base {
   const environment_info& env_;
   std::vector<std::unique_ptr<generate_variant>> variants_;
   double triad_gb_per_s_ = 0;  // measured once, at the first finalize
+  run_observer* observer_ = nullptr;
 };
 
 }  // namespace attnbench

@@ -285,7 +285,7 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
   if (cfg.scenario == "server") res.latency_bound_ms = cfg.server.latency_bound_ms;
 
   if (cfg.model.family != model_family::bert) {
-    if (serve) throw input_error("scenario", "attnbench serve runs the encoder; a decoder runs with \"scenario\": \"generate\"");
+    if (serve) throw input_error("scenario", "attnbench serve runs the encoder; a decoder runs with \"scenario\": \"generate\" or \"server\"");
     log("building the decoder");
     DecoderLM decoder{nullptr};
     {
@@ -314,7 +314,7 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
     for (std::size_t i = 0; i < plans.size(); ++i)
       if (!resolved.variants[i].pending) dtypes.push_back(plans[i].precision.dtype);
     add_ceilings(res.environment, cfg, device, options, dtypes);
-    generate_scenario generate(resolved, plans, data, decoder, device, res.environment);
+    generate_scenario generate(resolved, plans, data, decoder, device, res.environment, options.observer);
     measure_variants(
         resolved, plans, generate, res, progress, [](int64_t /*round*/, bool more) { return more; },
         options.observer, true, options.resume);

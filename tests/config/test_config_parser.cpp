@@ -1051,16 +1051,36 @@ TEST_CASE("decoder presets and the generate block: shapes, defaults and the rule
     doc["model"]["preset"] = "bert-tiny";
     CHECK(only_problem(doc, "scenario").find("\"generate\" needs a decoder") == 0);
   }
-  SECTION("a decoder runs in generate only") {
+  SECTION("a decoder runs in generate and server only") {
     doc.erase("scenario");
-    CHECK(only_problem(doc, "scenario") ==
-          "a llama decoder runs in the \"generate\" scenario only; \"offline\" runs the encoder classifier");
+    CHECK(only_problem(doc, "scenario") == "a llama decoder runs in the \"generate\" and \"server\" scenarios only; "
+                                           "\"offline\" runs the encoder classifier");
   }
   SECTION("the generate block outside generate") {
     doc["model"]["preset"] = "bert-tiny";
     doc.erase("scenario");
     doc["generate"] = {{"max_new_tokens", 4}};
-    CHECK(only_problem(doc, "generate") == "only used with \"scenario\": \"generate\"");
+    CHECK(only_problem(doc, "generate") ==
+          "only used with \"scenario\": \"generate\", or \"server\" with a decoder model");
+  }
+  SECTION("a decoder in the server scenario reads the generate block; an encoder's server does not") {
+    doc["scenario"] = "server";
+    doc["server"] = {{"rates", {1, 2}}, {"latency_bound_ms", 500}};
+    doc["generate"] = {{"max_new_tokens", 9}};
+    CHECK(parse(doc).generate.max_new_tokens == 9);
+    doc["model"]["preset"] = "bert-tiny";
+    CHECK(only_problem(doc, "generate") ==
+          "only used with \"scenario\": \"generate\", or \"server\" with a decoder model");
+  }
+  SECTION("continuous batching's KV budget must hold the longest prompt and its new tokens") {
+    doc["workload"]["lengths"] = {{"kind", "fixed"}, {"length", 40}};
+    doc["generate"] = {{"max_new_tokens", 8}};
+    doc["variants"][0]["batching"] = {{"kind", "dynamic"}, {"max_tokens", 47}, {"max_batch_size", 4}};
+    CHECK(only_problem(doc, "variants[0].batching.max_tokens") ==
+          "a decoder's continuous batching holds a KV cache of prompt + max_new_tokens positions per sequence; the "
+          "longest prompt needs 48 (workload.max_length 40 + generate.max_new_tokens 8), more than max_tokens (47)");
+    doc["variants"][0]["batching"]["max_tokens"] = 48;
+    CHECK(parse(doc).variants[0].batching.max_tokens == 48);
   }
   SECTION("prompt plus new tokens past the positions") {
     doc["model"]["preset"] = "gpt2-tiny";  // 256 positions

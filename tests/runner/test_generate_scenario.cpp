@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "config/config_parser.hpp"
+#include "report/markdown_writer.hpp"
 #include "report/metric.hpp"
 #include "report/result_json.hpp"
 #include "report/sweep_writers.hpp"
@@ -149,4 +150,70 @@ TEST_CASE("generate scenario: llama-bench's pp and tg tests as a sweep, each row
   CHECK(table.find("| llama-tiny | ") != std::string::npos);
   CHECK(table.find(" | CPU | 1 | naive | tg6 | ") != std::string::npos);
   CHECK(table.find("| PASS (baseline) |") != std::string::npos);
+}
+
+TEST_CASE("generate scenario: continuous batching offline, and generation served at offered rates",
+          "[runner][decoder][server]") {
+  ordered_json doc = ordered_json::parse(R"({
+    "name": "generate-server-test",
+    "scenario": "server",
+    "server": {"rates": [4, 400], "requests": 6, "max_time_s": 5, "latency_bound_ms": 2000, "seed": 3},
+    "model": {"preset": "llama-tiny", "seed": 2},
+    "workload": {"samples": 5, "lengths": {"kind": "uniform", "min": 4, "max": 12}, "max_length": 12, "seed": 1},
+    "generate": {"max_new_tokens": 4},
+    "measure": {"warmup": 0, "repetitions": 2},
+    "device": "cpu",
+    "threads": 1,
+    "variants": [
+      {"name": "baseline"},
+      {"name": "continuous", "batching": {"kind": "dynamic", "max_batch_size": 3, "max_tokens": 48}},
+      {"name": "static-2", "batching": {"batch_size": 2}}
+    ],
+    "baseline": "baseline",
+    "output": {"dir": "unused"}
+  })");
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  const run_result r = run_experiment(cfg, opts).result;
+  REQUIRE(r.variants.size() == 3);
+  for (const variant_result& v : r.variants) {
+    INFO(v.name << ": " << v.reason);
+    // Offline: every prompt's tokens equal the baseline's, whoever it stepped with.
+    CHECK(metric_of(v, "sequences_identical") == 5);
+    CHECK(v.status == status_kind::pass);
+    // Served: one point per rate, each with TTFT and ITL, every request checked.
+    REQUIRE(v.server.size() == 2);
+    for (const server_point& p : v.server) {
+      CHECK(p.generation());
+      CHECK(p.requests == 6);
+      CHECK(p.ttft_p50_ms > 0);
+      CHECK(p.ttft_p99_ms >= p.ttft_p50_ms);
+      CHECK(p.itl_p50_ms > 0);
+      CHECK(p.p99_ms >= p.ttft_p99_ms);  // end-to-end holds the first token and the rest
+      CHECK(p.output_tokens_per_s > 0);
+      CHECK(p.mean_batch_size >= 1);
+    }
+    CHECK(std::any_of(v.notes.begin(), v.notes.end(), [](const std::string& n) {
+      return n.find("12 of 12 served requests generated the baseline's tokens") != std::string::npos;
+    }));
+  }
+  // Continuous batching decoded several sequences per step offline, at most its slots.
+  const variant_result& c = r.variants[1];
+  CHECK(metric_of(c, "decode_rows_per_step") > 1);
+  CHECK(metric_of(c, "decode_rows_per_step") <= 3);
+  CHECK(metric_of(c, "kv_cache_fill") > 0);
+  CHECK(metric_of(c, "kv_cache_fill") <= 1);
+  CHECK(c.batching.find("continuous") == 0);
+  // At 400 req/s every request waits: the served steps hold more than one sequence.
+  CHECK(c.server[1].mean_batch_size > 1);
+  CHECK(r.variants[0].server[1].mean_batch_size == 1);  // batch_size 1: one at a time
+
+  // The points survive results.json; the report names TTFT and ITL.
+  const run_result back = run_result_from_json(run_result_to_json(r));
+  CHECK(back.variants[1].server[0].ttft_p99_ms == c.server[0].ttft_p99_ms);
+  CHECK(back.variants[1].server[1].itl_p50_ms == c.server[1].itl_p50_ms);
+  const std::string md = markdown_server_tables(r);
+  CHECK(md.find("TTFT p99 (ms)") != std::string::npos);
+  CHECK(md.find("The bound is TTFT p99") != std::string::npos);
 }
