@@ -30,8 +30,10 @@ std::shared_ptr<const block_schema> batching_schema() {
       number_key("max_queue_delay_ms", "Server scenario: how long a request may wait for a batch to fill")
           .at_least(0)
           .by_default(defaults::max_queue_delay_ms),
-      integer_key("batch_size", "static: samples per batch").at_least(1).by_default(defaults::batch_size),
-      choice_key("padding", names_of(all_paddings), "static: pad to workload.max_length or to the batch's longest")
+      integer_key("batch_size", "static: samples per batch (a decoder's default: 1)").at_least(1).by_default(defaults::batch_size),
+      choice_key("padding", names_of(all_paddings),
+                 "static: pad to workload.max_length or to the batch's longest (a decoder's default: longest, "
+                 "left-padded)")
           .by_default(to_string(defaults::padding)),
       integer_key("max_tokens", "dynamic (required): the token budget of a padded batch").at_least(1),
       integer_key("max_batch_size", "dynamic: samples per batch at most").at_least(1).by_default(defaults::max_batch_size),
@@ -67,6 +69,12 @@ void config_reader::read_batching(const object_reader& b, batching_config& bc) {
   assign(bc.cache, b.boolean("cache"));
   assign(bc.max_queue_delay_ms, b.number("max_queue_delay_ms"));
   if (!dynamic) {
+    // A decoder generates one prompt at a time unless told otherwise (llama-bench's tg), and pads a
+    // batch's prompts on the left to its longest (Hugging Face's tokenizer with padding=True).
+    if (cfg_.model.family != model_family::bert) {
+      bc.batch_size = 1;
+      bc.padding = padding_kind::longest;
+    }
     assign(bc.batch_size, b.integer("batch_size"));
     assign(bc.padding, b.enumeration("padding", all_paddings));
     return;

@@ -2,6 +2,7 @@
 
 #include <ATen/record_function.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -121,12 +122,13 @@ torch::Tensor DecoderBlockImpl::norm(int which, const torch::Tensor& x) {
 }
 
 torch::Tensor DecoderBlockImpl::attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                       int64_t start, const attention_settings& how) const {
+                                       int64_t start, const attention_settings& how,
+                                       const torch::Tensor& padded_keep) const {
   // q (B, h, T, hd) at positions [start, start + T); k, v (B, kvh, L, hd) with L = start + T.
   const int64_t t = q.size(2), l = k.size(2);
-  torch::Tensor keep;  // (T, L) bool, undefined where no mask is needed
+  torch::Tensor keep = padded_keep;  // (T, L) or (B, 1, T, L) bool, undefined where no mask is needed
   bool causal = false;
-  if (t > 1) {
+  if (!keep.defined() && t > 1) {
     if (start == 0) {
       causal = true;
     } else {
@@ -194,13 +196,13 @@ torch::Tensor DecoderBlockImpl::lin(std::size_t i, torch::nn::Linear l, const to
 
 torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, torch::Tensor& k_cache, torch::Tensor& v_cache,
                                         int64_t start, const torch::Tensor& cos, const torch::Tensor& sin,
-                                        const attention_settings& how) {
+                                        const attention_settings& how, const torch::Tensor& keep) {
   const int64_t b = x.size(0), t = x.size(1);
   const projected p = project(x, cos, sin);
   k_cache.narrow(2, start, t).copy_(p.k);
   v_cache.narrow(2, start, t).copy_(p.v);
   const auto keys = k_cache.narrow(2, 0, start + t), values = v_cache.narrow(2, 0, start + t);
-  const auto attn = attend(p.q, keys, values, start, how).transpose(1, 2).reshape({b, t, d_.heads * d_.head_dim});
+  const auto attn = attend(p.q, keys, values, start, how, keep).transpose(1, 2).reshape({b, t, d_.heads * d_.head_dim});
   return finish(x, attn);
 }
 
@@ -295,14 +297,33 @@ torch::Tensor DecoderLMImpl::hidden_states(const torch::Tensor& ids, kv_cache& c
   TORCH_CHECK(d_.max_positions <= 0 || start + t <= d_.max_positions, "position ", start + t - 1,
               " is past the model's max_positions (", d_.max_positions, ")");
   auto x = wte_(ids);
-  torch::Tensor cos, sin;
-  const auto positions = torch::arange(start, start + t, torch::TensorOptions().dtype(torch::kLong).device(ids.device()));
-  if (d_.family == model_family::gpt2)
+  torch::Tensor cos, sin, keep;
+  const auto along = torch::TensorOptions().dtype(torch::kLong).device(ids.device());
+  auto positions = torch::arange(start, start + t, along);  // (T), or (B, T) where rows are padded
+  const bool padded = std::any_of(cache.pad.begin(), cache.pad.end(), [](int64_t p) { return p > 0; });
+  if (padded) {
+    const int64_t b = ids.size(0);
+    TORCH_CHECK(static_cast<int64_t>(cache.pad.size()) == b, "the KV cache has padding for ", cache.pad.size(),
+                " rows; the batch has ", b);
+    const auto pad = torch::tensor(cache.pad, torch::kLong).to(ids.device()).view({b, 1, 1});
+    const auto rows = positions.view({1, t, 1});
+    const auto cols = torch::arange(start + t, along).view({1, 1, start + t});
+    // A real query sees the real keys up to itself; a pad query (never read) only itself, so that
+    // no softmax row is empty.
+    keep = ((cols <= rows) & ((cols >= pad) | (cols == rows))).unsqueeze(1);  // (B, 1, T, L)
+    positions = (positions.view({1, t}) - pad.view({b, 1})).clamp_min(0);      // (B, T)
+  }
+  if (d_.family == model_family::gpt2) {
     x = x + wpe_(positions);
-  else
-    std::tie(cos, sin) = rotary_tables(positions);
+  } else {
+    std::tie(cos, sin) = rotary_tables(positions.flatten());
+    if (padded) {
+      cos = cos.view({ids.size(0), 1, t, d_.head_dim});
+      sin = sin.view({ids.size(0), 1, t, d_.head_dim});
+    }
+  }
   for (std::size_t i = 0; i < blocks_->size(); ++i)
-    x = blocks_->ptr<DecoderBlockImpl>(i)->forward(x, cache.keys[i], cache.values[i], start, cos, sin, how_);
+    x = blocks_->ptr<DecoderBlockImpl>(i)->forward(x, cache.keys[i], cache.values[i], start, cos, sin, how_, keep);
   cache.length = start + t;
   return d_.family == model_family::gpt2 ? ln_f_(x) : rms_norm(x, norm_f_, d_.norm_eps);
 }
@@ -374,12 +395,13 @@ DecoderLM copy_decoder(const DecoderLM& model, torch::ScalarType dtype) {
 }
 
 generation generate_greedy(DecoderLM& model, const torch::Tensor& prompt, int64_t new_tokens,
-                           torch::ScalarType cache_dtype) {
+                           torch::ScalarType cache_dtype, const std::vector<int64_t>& pad) {
   TORCH_CHECK(new_tokens >= 1, "generate_greedy: at least one new token");
   const int64_t b = prompt.size(0), p = prompt.size(1);
   generation g;
   const auto t0 = step_clock::now();
   kv_cache cache = make_kv_cache(model->dims(), b, p + new_tokens, cache_dtype, prompt.device());
+  cache.pad = pad;
   g.cache_bytes = cache.bytes();
   auto out = torch::empty({b, new_tokens}, prompt.options());
   auto next = model->forward_last(prompt, cache).argmax(-1);  // (B)
@@ -401,11 +423,13 @@ generation generate_greedy(DecoderLM& model, const torch::Tensor& prompt, int64_
 }
 
 torch::Tensor teacher_forced_logits(DecoderLM& model, const torch::Tensor& prompt, const torch::Tensor& tokens,
-                                    torch::ScalarType cache_dtype) {
+                                    torch::ScalarType cache_dtype, const std::vector<int64_t>& pad) {
   const int64_t b = prompt.size(0), p = prompt.size(1), n = tokens.size(1);
-  // The prompt and every generated token but the last: position P − 1 + s predicts token s.
+  // The prompt and every generated token but the last: position P − 1 + s predicts token s (left
+  // padding keeps every row's last prompt token at P − 1).
   const auto ids = torch::cat({prompt, tokens.narrow(1, 0, n - 1).to(prompt.device())}, 1);
   kv_cache cache = make_kv_cache(model->dims(), b, p + n - 1, cache_dtype, prompt.device());
+  cache.pad = pad;
   return model->forward(ids, cache).narrow(1, p - 1, n);
 }
 

@@ -41,6 +41,10 @@ struct kv_cache {
   std::vector<torch::Tensor> keys, values;
   int64_t length = 0;
   int64_t capacity = 0;
+  // Left padding of a static batch of prompts of unequal lengths: row b's first pad[b] positions
+  // hold pad tokens, which no position attends to, and its real tokens sit at positions 0, 1, …
+  // (as Hugging Face's generate() with attention_mask). Empty: no padding.
+  std::vector<int64_t> pad;
   int64_t bytes() const;
 };
 kv_cache make_kv_cache(const decoder_dims& d, int64_t batch, int64_t capacity, torch::ScalarType dtype,
@@ -50,8 +54,11 @@ class DecoderBlockImpl : public torch::nn::Module {
  public:
   explicit DecoderBlockImpl(const decoder_dims& d);
   // x (B, T, H) at positions [start, start + T); k_cache, v_cache this layer's (B, kvh, C, hd).
+  // keep (B, 1, T, start + T) bool: which keys each query may attend to (left-padded batches);
+  // undefined: causal over every position.
   torch::Tensor forward(const torch::Tensor& x, torch::Tensor& k_cache, torch::Tensor& v_cache, int64_t start,
-                        const torch::Tensor& cos, const torch::Tensor& sin, const attention_settings& how);
+                        const torch::Tensor& cos, const torch::Tensor& sin, const attention_settings& how,
+                        const torch::Tensor& keep = {});
   // One decode step of B sequences that each own a cache (caches[r], batch 1, its own length):
   // x (B, 1, H); the linears run over the B rows at once, attention row by row over each row's
   // filled positions; row r's key and value go to its cache at its length (which the caller
@@ -71,7 +78,7 @@ class DecoderBlockImpl : public torch::nn::Module {
   torch::Tensor lin(std::size_t i, torch::nn::Linear l, const torch::Tensor& in);
   torch::Tensor norm(int which, const torch::Tensor& x);
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, int64_t start,
-                       const attention_settings& how) const;
+                       const attention_settings& how, const torch::Tensor& keep = {}) const;
   decoder_dims d_;
   // gpt2: qkv (fused, with bias), out; llama: q, k, v, out (no bias)
   torch::nn::Linear qkv_{nullptr}, q_{nullptr}, k_{nullptr}, v_{nullptr}, out_{nullptr};
@@ -141,14 +148,15 @@ struct generation {
 };
 
 // Prefills `prompt` (B, P) and decodes `new_tokens` tokens greedily (argmax, ties to the lowest id)
-// against a cache of P + new_tokens positions in `cache_dtype`.
+// against a cache of P + new_tokens positions in `cache_dtype`. `pad` (B values or empty): each
+// row's left padding (kv_cache::pad), its pad tokens masked out.
 generation generate_greedy(DecoderLM& model, const torch::Tensor& prompt, int64_t new_tokens,
-                           torch::ScalarType cache_dtype);
+                           torch::ScalarType cache_dtype, const std::vector<int64_t>& pad = {});
 
 // Logits (B, new, vocab), float32, at each position that predicts a generated token of `tokens`
 // (B, new) after `prompt` (B, P): the model teacher-forced on those tokens in one forward.
 torch::Tensor teacher_forced_logits(DecoderLM& model, const torch::Tensor& prompt, const torch::Tensor& tokens,
-                                    torch::ScalarType cache_dtype);
+                                    torch::ScalarType cache_dtype, const std::vector<int64_t>& pad = {});
 
 // Weights and KV-cache bytes one decode step reads at context length `context` for `batch`
 // sequences: every block linear's weight, the LM head, and the cache up to that length.

@@ -22,10 +22,12 @@ namespace attnbench {
 
 namespace {
 
-// One batch of equal-length prompts: the samples it holds and their ids (B, P) on the device.
+// One static batch of prompts: the samples it holds, their ids (B, P) on the device, left-padded
+// to P, and each row's padding (empty where every row is P long).
 struct prompt_batch {
   std::vector<int64_t> samples;
   torch::Tensor ids;
+  std::vector<int64_t> pad;
 };
 
 // Per pass, what the scenario's metrics are computed from.
@@ -170,34 +172,48 @@ void generate_scenario::prepare(std::size_t i, variant_result& r) {
     v->model = model_;
     v->cache_dtype = torch::kFloat;
   }
-  // Equal-length prompts together, in sample order within a length: no padding to report.
-  const int64_t batch = vc.batching.batch_size > 0 ? vc.batching.batch_size : 1;
-  std::map<std::size_t, std::vector<int64_t>> by_length;
-  for (std::size_t s = 0; s < data_.samples.size(); ++s)
-    by_length[data_.samples[s].size()].push_back(static_cast<int64_t>(s));
-  int64_t prompt_tokens = 0;
-  for (const auto& [length, samples] : by_length)
-    for (std::size_t at = 0; at < samples.size(); at += static_cast<std::size_t>(batch)) {
-      prompt_batch b;
-      b.samples.assign(samples.begin() + static_cast<std::ptrdiff_t>(at),
-                       samples.begin() + static_cast<std::ptrdiff_t>(std::min(samples.size(), at + batch)));
-      auto ids = torch::empty({static_cast<int64_t>(b.samples.size()), static_cast<int64_t>(length)}, torch::kLong);
-      for (std::size_t k = 0; k < b.samples.size(); ++k)
-        std::copy(data_.samples[static_cast<std::size_t>(b.samples[k])].begin(),
-                  data_.samples[static_cast<std::size_t>(b.samples[k])].end(),
-                  ids.data_ptr<int64_t>() + static_cast<int64_t>(k) * static_cast<int64_t>(length));
-      b.ids = ids.to(device_);
-      prompt_tokens += ids.numel();
-      v->batches.push_back(std::move(b));
+  // Consecutive samples, left-padded to the batch's longest prompt (or to workload.max_length), as
+  // Hugging Face's generate() takes a padded batch with its attention mask: the pad positions are
+  // computed in the prefill and read by every decode step, and masked out of attention.
+  // (Continuous batching keeps one-prompt batches: the check's teacher forcing runs on them.)
+  const bool dynamic = vc.batching.kind == "dynamic";
+  const int64_t batch = !dynamic && vc.batching.batch_size > 0 ? vc.batching.batch_size : 1;
+  const bool to_max = !dynamic && vc.batching.padding == padding_kind::max_length;
+  int64_t prompt_tokens = 0, padded_tokens = 0;
+  for (std::size_t at = 0; at < data_.samples.size(); at += static_cast<std::size_t>(batch)) {
+    prompt_batch b;
+    const std::size_t end = std::min(data_.samples.size(), at + static_cast<std::size_t>(batch));
+    int64_t longest = 0;
+    for (std::size_t s = at; s < end; ++s) {
+      b.samples.push_back(static_cast<int64_t>(s));
+      longest = std::max(longest, static_cast<int64_t>(data_.samples[s].size()));
     }
+    if (to_max) longest = std::max(longest, cfg_.workload.max_length);
+    auto ids = torch::zeros({static_cast<int64_t>(b.samples.size()), longest}, torch::kLong);
+    bool any_pad = false;
+    for (std::size_t k = 0; k < b.samples.size(); ++k) {
+      const auto& sample = data_.samples[static_cast<std::size_t>(b.samples[k])];
+      const int64_t pad = longest - static_cast<int64_t>(sample.size());
+      std::copy(sample.begin(), sample.end(), ids.data_ptr<int64_t>() + static_cast<int64_t>(k) * longest + pad);
+      b.pad.push_back(pad);
+      any_pad = any_pad || pad > 0;
+      prompt_tokens += static_cast<int64_t>(sample.size());
+    }
+    if (!any_pad) b.pad.clear();
+    padded_tokens += ids.numel();
+    b.ids = ids.to(device_);
+    v->batches.push_back(std::move(b));
+  }
   const int64_t generated = static_cast<int64_t>(data_.samples.size()) * cfg_.generate.max_new_tokens;
   r.batches = static_cast<int64_t>(v->batches.size());
   r.real_tokens = prompt_tokens + generated;
-  r.computed_tokens = r.real_tokens;
-  r.padding_efficiency = 1.0;
+  r.computed_tokens = padded_tokens + generated;
+  r.padding_efficiency = static_cast<double>(r.real_tokens) / static_cast<double>(std::max<int64_t>(1, r.computed_tokens));
   r.mean_batch_size = static_cast<double>(data_.samples.size()) / static_cast<double>(std::max<int64_t>(1, r.batches));
-  r.batching = fmt::format("static bs={} (equal-length prompts, no padding); greedy, {} new tokens, KV cache in {}",
-                           batch, cfg_.generate.max_new_tokens, dtype_name(v->cache_dtype));
+  r.batching = fmt::format("static bs={}, consecutive prompts left-padded to {} (pad tokens masked out); greedy, {} "
+                           "new tokens, KV cache in {}",
+                           batch, to_max ? "workload.max_length" : "the batch's longest", cfg_.generate.max_new_tokens,
+                           dtype_name(v->cache_dtype));
   v->served.slots = batch;
   v->served.continuous = false;
   v->served.new_tokens = cfg_.generate.max_new_tokens;
@@ -260,11 +276,11 @@ pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
   }
   for (const auto& b : v.batches) {
     const auto tb = pass_clock::now();
-    const generation g = generate_greedy(v.model, b.ids, new_tokens, v.cache_dtype);
+    const generation g = generate_greedy(v.model, b.ids, new_tokens, v.cache_dtype, b.pad);
     t.unit_ms.push_back(seconds_since(tb) * 1e3);
     v.cache_bytes = std::max(v.cache_bytes, g.cache_bytes);
     rec.prefill_ms += g.prefill_ms;
-    rec.prefill_tokens += b.ids.numel();
+    rec.prefill_tokens += b.ids.numel() - std::accumulate(b.pad.begin(), b.pad.end(), int64_t{0});
     rec.ttft_ms.push_back(g.prefill_ms);
     for (double ms : g.step_ms) {
       rec.decode_ms += ms;
@@ -346,7 +362,7 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
     who.model->set_attention(who.how);
     std::vector<int64_t> rows(pb.samples.begin(), pb.samples.end());
     const auto toks = b.tokens.index_select(0, torch::tensor(rows, torch::kLong)).to(device_);
-    return teacher_forced_logits(who.model, pb.ids, toks, who.cache_dtype).cpu().to(torch::kDouble);
+    return teacher_forced_logits(who.model, pb.ids, toks, who.cache_dtype, pb.pad).cpu().to(torch::kDouble);
   };
   for (const auto& pb : b.batches) {
     const auto ref = forced(b, pb);
@@ -405,7 +421,10 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> base,
   }
   if (!(triad_gb_per_s_ > 0)) triad_gb_per_s_ = measure_triad_gb_per_s(device_);
   double prefill_flops = 0;
-  for (const auto& b : v.batches) prefill_flops += decoder_prefill_flops(v.model, b.ids.size(0), b.ids.size(1));
+  // The useful work: each prompt at its own length (a padded batch computes more, and shows it here).
+  for (const auto& b : v.batches)
+    for (std::size_t k = 0; k < b.samples.size(); ++k)
+      prefill_flops += decoder_prefill_flops(v.model, 1, b.ids.size(1) - (b.pad.empty() ? 0 : b.pad[k]));
   std::vector<double> prefill_gflops;
   for (const auto& p : v.timed) {
     prefill.push_back(p.prefill_tokens / (p.prefill_ms / 1e3));

@@ -1,7 +1,9 @@
 // The generate scenario: a decoder (model/decoder.hpp) prefills each prompt and decodes
 // generate.max_new_tokens tokens greedily against a KV cache preallocated in the variant's
-// activation dtype. Prompts are batched by equal length (no padding), in batches of the variant's
-// batching.batch_size (1 when not given, as llama-bench's tg), in the same order for every variant.
+// activation dtype. Prompts are batched consecutively, batching.batch_size at a time (1 when not
+// given, as llama-bench's tg), left-padded to the batch's longest (or, with "padding":
+// "max_length", to workload.max_length) with the pad positions masked out of attention, in the
+// same order for every variant; the padding is reported as padding efficiency.
 //
 // A pass generates every prompt's tokens once; the loop times passes and interleaves variants as
 // in every scenario, so a variant's samples/s are sequences completed per second. The scenario adds
@@ -21,7 +23,7 @@
 // logits within tolerance. No changed token is excused: the float64 evidence the encoders' rule
 // uses is not computed for decoders yet, so a flip is a FAIL that names its step.
 //
-// Batching: static batches of equal-length prompts, or "dynamic": continuous batching
+// Batching: static padded batches, or "dynamic": continuous batching
 // (runner/generate_engine.hpp), every prompt waiting at the start, up to max_batch_size sequences
 // per decode step under max_tokens KV-cache positions. With "scenario": "server" each variant then
 // serves requests arriving at the server block's rates (runner/generate_server.hpp), and its served

@@ -102,6 +102,43 @@ TEST_CASE("decoder: greedy generation is the argmax of the teacher-forced logits
   CHECK(rel_l2(bf, forced) > 0);
 }
 
+TEST_CASE("decoder: a left-padded batch generates each prompt's own tokens and logits", "[model][decoder]") {
+  torch::NoGradGuard no_grad;
+  for (const auto family : {model_family::gpt2, model_family::llama}) {
+    for (const auto kind : {attention_kind::sdpa, attention_kind::naive}) {
+      INFO(to_string(family) << " " << to_string(kind));
+      DecoderLM m(tiny_decoder(family));
+      m->init_weights(5);
+      m->eval();
+      m->set_attention({kind, sdpa_backend::auto_select, true, ""});
+      // Prompts of 9, 4 and 7 tokens, left-padded to 9 with a token id the pad mask must hide.
+      const std::vector<int64_t> lengths{9, 4, 7};
+      std::vector<torch::Tensor> alone;
+      auto batch = torch::full({3, 9}, 17, torch::kLong);
+      std::vector<int64_t> pad;
+      for (std::size_t r = 0; r < lengths.size(); ++r) {
+        const auto p = torch::randint(0, 512, {1, lengths[r]}, torch::kLong);
+        alone.push_back(p);
+        batch[static_cast<int64_t>(r)].narrow(0, 9 - lengths[r], lengths[r]).copy_(p[0]);
+        pad.push_back(9 - lengths[r]);
+      }
+      const generation g = generate_greedy(m, batch, 6, torch::kFloat, pad);
+      const auto forced = teacher_forced_logits(m, batch, g.tokens, torch::kFloat, pad);
+      CHECK(torch::equal(forced.argmax(-1), g.tokens));
+      for (std::size_t r = 0; r < lengths.size(); ++r) {
+        INFO("row " << r);
+        const generation one = generate_greedy(m, alone[r], 6, torch::kFloat);
+        CHECK(torch::equal(one.tokens[0], g.tokens[static_cast<int64_t>(r)]));
+        const auto own = teacher_forced_logits(m, alone[r], one.tokens, torch::kFloat);
+        CHECK(rel_l2(forced.narrow(0, static_cast<int64_t>(r), 1), own) < 1e-5);
+      }
+      // Without the padding named, the pad tokens are read as a prompt: the short rows change.
+      const auto unmasked = teacher_forced_logits(m, batch, g.tokens, torch::kFloat);
+      CHECK(rel_l2(unmasked.narrow(0, 1, 1), forced.narrow(0, 1, 1)) > 1e-3);
+    }
+  }
+}
+
 TEST_CASE("generate check: a sequence that diverges at step 3 is named, identical ones are counted", "[decoder][check]") {
   const auto base = torch::arange(40, torch::kLong).view({4, 10});
   SECTION("never diverges") {

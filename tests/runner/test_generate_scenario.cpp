@@ -100,7 +100,14 @@ TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip w
   CHECK(w8.check.rel_l2 < 5e-2);
   CHECK(w8.description.find("int8 weights") != std::string::npos);
   CHECK(r.variants[5].check.rel_l2 < 1e-5);  // batched against one at a time, fp32
-  CHECK(r.variants[5].mean_batch_size > 1);
+  // Batches of 3 and 2 consecutive prompts of 6-10 tokens, left-padded to their longest: the
+  // padding is computed, reported, and changes no token.
+  CHECK(r.variants[5].mean_batch_size == 2.5);
+  CHECK(r.variants[5].padding_efficiency < 1.0);
+  CHECK(r.variants[5].padding_efficiency ==
+        static_cast<double>(r.variants[5].real_tokens) / static_cast<double>(r.variants[5].computed_tokens));
+  CHECK(r.variants[5].batching.find("left-padded to the batch's longest") != std::string::npos);
+  CHECK(r.variants[0].padding_efficiency == 1.0);
   // bf16 halves the cache of the fp32 baseline at the same shape
   CHECK(metric_of(r.variants[2], "kv_cache_bytes") == metric_of(r.variants[0], "kv_cache_bytes") / 2);
   // The weights as stored: fp32, four bytes a parameter; the bf16 copy two; int8 linears one byte a
@@ -142,8 +149,8 @@ TEST_CASE("generate scenario: llama-bench's pp and tg tests as a sweep, each row
   const variant_result& tg = s.points[1].result.variants[1];
   CHECK(metric_of(tg, "decode_tokens_per_s") > 0);
   CHECK(metric_of(tg, "sequences_identical") == 5);
-  // The five equal 2-token prompts make one batch (the default batch size): 6 steps x 2 passes.
-  CHECK(find_metric(tg.metrics, "inter_token_latency_p50_ms")->note == "12 steps");
+  // A decoder's default batch is one prompt (llama-bench's): 5 prompts x 6 steps x 2 passes.
+  CHECK(find_metric(tg.metrics, "inter_token_latency_p50_ms")->note == "60 steps");
   const std::string table = llama_bench_table(s);
   INFO(table);
   CHECK(std::count(table.begin(), table.end(), '\n') == 2 + 4);
