@@ -95,6 +95,57 @@ TEST_CASE("config.json that the built-in encoder cannot reproduce is refused", "
   CHECK_THAT(all, Contains("model.config: " + path.string()));
 }
 
+TEST_CASE("a Llama or GPT-2 config.json gives the decoder's shape, and what it cannot compute is refused",
+          "[config][hf][decoder]") {
+  const auto llama = testing::write_temp_file(
+      "llama-config.json",
+      R"({"model_type": "llama", "num_hidden_layers": 3, "hidden_size": 64, "num_attention_heads": 8,
+          "num_key_value_heads": 2, "intermediate_size": 176, "vocab_size": 500, "max_position_embeddings": 256,
+          "rms_norm_eps": 1e-5, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
+          "hidden_act": "silu", "rope_scaling": null})");
+  model_config m;
+  CHECK(apply_hf_config(llama.string(), "model.config", m).empty());
+  CHECK(m.family == model_family::llama);
+  CHECK(m.layers == 3);
+  CHECK(m.heads == 8);
+  CHECK(m.kv_heads == 2);
+  CHECK(m.ffn == 176);
+  CHECK(m.vocab_size == 500);
+  CHECK(m.max_positions == 256);
+  CHECK(m.layer_norm_eps == 1e-5);
+  CHECK(m.rope_theta == 500000.0);
+  CHECK(m.causal);
+  const auto gpt2 = testing::write_temp_file(
+      "gpt2-config.json",
+      R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "n_inner": null, "vocab_size": 512,
+          "n_positions": 128, "activation_function": "gelu_new"})");
+  model_config g;
+  CHECK(apply_hf_config(gpt2.string(), "model.config", g).empty());
+  CHECK(g.family == model_family::gpt2);
+  CHECK(g.ffn == 256);  // n_inner null: 4 × n_embd
+  CHECK(g.kv_heads == 4);
+  CHECK(g.layer_norm_eps == 1e-5);
+  const auto scaled = testing::write_temp_file(
+      "llama-scaled.json",
+      R"({"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 64, "num_attention_heads": 8,
+          "num_key_value_heads": 3, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 16,
+          "hidden_act": "gelu", "attention_bias": true, "rope_scaling": {"rope_type": "llama3", "factor": 8.0},
+          "rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0}})");
+  model_config x;
+  std::string all;
+  for (const auto& p : apply_hf_config(scaled.string(), "model.config", x)) all += p.to_string() + "\n";
+  CHECK_THAT(all, Contains("\"rope_scaling\" must be null"));
+  CHECK_THAT(all, Contains("\"rope_parameters\" must have rope_type \"default\""));
+  CHECK_THAT(all, Contains("\"hidden_act\" must be \"silu\""));
+  CHECK_THAT(all, Contains("\"attention_bias\" must be false"));
+  CHECK_THAT(all, Contains("\"num_attention_heads\" (8) must be a multiple of \"num_key_value_heads\" (3)"));
+  const auto t5 = testing::write_temp_file("t5.json", R"({"model_type": "t5"})");
+  model_config y;
+  std::string t5_all;
+  for (const auto& p : apply_hf_config(t5.string(), "model.config", y)) t5_all += p.to_string() + "\n";
+  CHECK_THAT(t5_all, Contains("\"model_type\" must be \"bert\" (the built-in encoder), \"llama\" or \"gpt2\""));
+}
+
 TEST_CASE("workload.text needs a vocabulary, vocab and lowercase need text", "[config][hf]") {
   const std::string text = fmt::format(R"({{"text": "{}/tiny_text.txt"}})", workload_fixtures);
   CHECK_THAT(error_of(doc(R"({"preset": "bert-tiny"})", text)),
