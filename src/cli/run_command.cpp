@@ -269,7 +269,9 @@ void setup_run(CLI::App& app, run_command_options& opts) {
   cmd->add_option("config", opts.config_path, "Experiment config (JSON)")->required();
   cmd->add_option("--out", opts.out, "Output directory (overrides the config's output.dir)");
   cmd->add_flag("--force", opts.force, "Overwrite result files of an earlier run in the output directory");
-  cmd->add_flag("--save-outputs", opts.save_outputs, "Also write each variant's logits as outputs/<variant>.npy");
+  cmd->add_flag("--save-outputs", opts.save_outputs,
+                "Also write each variant's logits (a decoder's generated token ids, as float32) as "
+                "outputs/<variant>.npy");
   cmd->add_flag("--profile", opts.profile,
                 "Also profile every variant into <out>/profile, as `attnbench profile` does");
   cmd->add_option("--junit", opts.junit, "Also write a JUnit XML report: one test case per variant check");

@@ -297,6 +297,14 @@ pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
   return t;
 }
 
+std::map<std::string, torch::Tensor> generate_scenario::take_outputs() {
+  std::map<std::string, torch::Tensor> out;
+  for (std::size_t i = 0; i < variants_.size(); ++i)
+    if (variants_[i] && variants_[i]->tokens.defined())
+      out[cfg_.variants[i].name] = variants_[i]->tokens.to(torch::kFloat);
+  return out;
+}
+
 void generate_scenario::check_pass(std::size_t i, variant_result& r) {
   auto& v = *variants_[i];
   const peak_memory_scope peak(device_);

@@ -37,7 +37,9 @@
 // are SKIPPED with the reason: they are built for the encoder's executors.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -80,6 +82,9 @@ class generate_scenario : public scenario_base {
   pass_timing pass(std::size_t i, pass_phase phase) override;
   check_result check(std::size_t i, std::size_t base, double tolerance, variant_result& r) override;
   void finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) override;
+  // Each checked variant's generated tokens (N, max_new_tokens), as float32 (ids below 2^24 are
+  // exact): what `run --save-outputs` writes as outputs/<variant>.npy.
+  std::map<std::string, torch::Tensor> take_outputs();
 
  private:
   // One pass over every batch; keeps the tokens when `keep`.

@@ -62,8 +62,14 @@ TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip w
   const config cfg = attnbench::testing::parse_owned(generate_doc(preset).dump(), "", testing::cpu_only());
   run_options opts;
   opts.measure_ceilings = false;
-  const run_result r = run_experiment(cfg, opts).result;
+  const auto outcome = run_experiment(cfg, opts);
+  const run_result& r = outcome.result;
   CHECK(r.scenario == "generate");
+  // --save-outputs' tensors: each checked variant's generated token ids, (samples, new tokens).
+  REQUIRE(outcome.outputs.count("baseline") == 1);
+  CHECK(outcome.outputs.at("baseline").sizes() == torch::IntArrayRef({5, 5}));
+  CHECK(torch::equal(outcome.outputs.at("naive"), outcome.outputs.at("baseline")));  // fp32: the same tokens
+  CHECK(outcome.outputs.count("offloaded") == 0);  // skipped: nothing generated
   CHECK(r.model.family == (preset == "gpt2-tiny" ? "gpt2" : "llama"));
   CHECK(r.model.kv_heads == (preset == "gpt2-tiny" ? 4 : 2));
   REQUIRE(r.variants.size() == 7);
