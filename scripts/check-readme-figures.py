@@ -73,7 +73,7 @@ MARKERS (HTML comments, invisible when rendered)
   status word before it on its line.
 
   A CPU label (Zen 3, Zen 4, Sapphire Rapids, Emerald Rapids, or "unknown") right before a cpu marker must be the
-  CPU that made the folder, as its results.json environment (cpu_id, cpu_features) or, for older
+  CPU that made the folder, as its results.json environment (cpu_id, cpu_features), a peers.json's "cpu" or, for older
   folders, its COMMAND file records it:
 
     made on the **Zen 3**<!-- cpu: results/cpu-seed-table-zen3 -->
@@ -626,6 +626,9 @@ class checker:
             if isinstance(env, dict):
                 cpu_id = cpu_id or env.get("cpu_id") or ""
                 features |= set(env.get("cpu_features") or [])
+            elif isinstance(doc, dict) and isinstance(doc.get("cpu"), str):  # a peers.json: its "cpu" line
+                m = re.search(r"\b(AuthenticAMD|GenuineIntel) family \d+ model \d+", doc["cpu"])
+                cpu_id = cpu_id or (m.group() if m else "")
         command = self.document(f"{folder}/COMMAND")
         if isinstance(command, str):
             m = re.search(r"\b(AuthenticAMD|GenuineIntel) family \d+ model \d+", command)

@@ -70,7 +70,7 @@ done
 {
   echo "# Made by this command, from the repository root, at commit $(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- src scripts || echo -dirty):"
   echo "scripts/generate-peer.sh --rounds $ROUNDS --threads $THREADS --preset $PRESET --prompts $PROMPTS --length $LENGTH --new-tokens $NEW --passes $PASSES --out $OUT"
-  echo "# Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) logical CPUs; $(date -u +%FT%TZ)"
+  echo "# Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) logical CPUs ($(awk -F': ' '/^vendor_id/{v=$2} /^cpu family/{f=$2} /^model\t/{m=$2} END{printf "%s family %s model %s", v, f, m}' /proc/cpuinfo)); $(date -u +%FT%TZ)"
 } > "$OUT/COMMAND"
 # The weights are reproducible from the seed: not kept beside the tables.
 rm -rf "$OUT/model"

@@ -5,6 +5,7 @@ wrong: a table cell, a prose figure, seconds, a round count, a number word, a CP
 a missing table row, or a number no marker covers; and the same on a page of docs/ (docs/demo.md),
 whose messages name that page.
 Standard library only; CTest runs it (tests/CMakeLists.txt)."""
+import json
 import shutil
 import subprocess
 import sys
@@ -227,6 +228,19 @@ class check_readme_figures(unittest.TestCase):
     def test_the_sapphire_rapids_is_told_from_the_zen_cpus(self):
         self.assert_caught("on the Sapphire Rapids<!-- cpu: results/spr -->", "on the Zen 4<!-- cpu: results/spr -->",
                            "results/spr: README says Zen 4, its COMMAND/results.json record Sapphire Rapids")
+
+    def test_a_peers_json_names_its_cpu(self):
+        # scripts/generate-peer.sh's folder: no results.json at its top, a peers.json whose "cpu" line holds the id.
+        folder = self.dir / "results" / "peer"
+        folder.mkdir(parents=True)
+        (folder / "peers.json").write_text(json.dumps(
+            {"cpu": "Intel(R) Xeon(R) Processor (GenuineIntel family 6 model 207 stepping 2; avx512f amx_bf16)"}))
+        with open(self.readme, "a", encoding="utf-8") as f:
+            f.write("\nThe peer ran on the Emerald Rapids<!-- cpu: results/peer -->.\n")
+        r = self.run_script()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_caught("the Emerald Rapids<!-- cpu: results/peer", "the Zen 4<!-- cpu: results/peer",
+                           "results/peer: README says Zen 4, its COMMAND/results.json record Emerald Rapids")
 
     def test_a_from_marker_does_not_vouch_for_a_small_integer(self):
         self.assert_caught("8.48\n  samples/s", "8.48\n  samples/s in 5 rounds",
