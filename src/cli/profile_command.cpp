@@ -39,6 +39,9 @@ namespace {
 // where attention's share moves across the grid, and which variant's attention is fastest where.
 int run_profile_sweep(const profile_command_options& opts, const config& cfg, const std::vector<std::string>& variants,
                       const fs::path& dir, console& out) {
+  if (cfg.model.family != model_family::bert)
+    throw input_error("sweep", "a profile sweep compares attention breakdowns, which a decoder (gpt2, llama) does not "
+                               "record: profile one point at a time, or run the sweep with `attnbench run`");
   const auto points = expand_sweep(*cfg.sweep);
   const auto configs = checked_sweep_points(cfg, points, detect_device_caps());
   std::vector<problem> problems;
@@ -116,7 +119,7 @@ int run_profile(const profile_command_options& opts) {
   out.info(fmt::format("attnbench: profiling {} ({} variants) on {}", cfg.name, variants.size(), cfg.device));
   const profile_outcome outcome =
       profile_experiment(cfg, variants, dir, opts.force, [&](const std::string& s) { out.log(s); });
-  fmt::print("{}\n", breakdown_markdown(outcome));
+  fmt::print("{}\n", profile_summary_markdown(cfg, outcome));
   out.info(
       fmt::format("wrote profile.md, breakdown.md/.csv, traces and operator tables to {}", dir.string()));
   monitor.finish(dir / "metrics.prom");

@@ -191,7 +191,7 @@ torch::Tensor DecoderBlockImpl::finish(const torch::Tensor& x, const torch::Tens
 }
 
 torch::Tensor DecoderBlockImpl::lin(std::size_t i, torch::nn::Linear l, const torch::Tensor& in) {
-  return packed_.empty() ? l->forward(in) : linear_forward(l, packed_[i], in);
+  return packed_.empty() ? plain_linear(l, in) : linear_forward(l, packed_[i], in);
 }
 
 torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, torch::Tensor& k_cache, torch::Tensor& v_cache,
@@ -330,13 +330,13 @@ torch::Tensor DecoderLMImpl::hidden_states(const torch::Tensor& ids, kv_cache& c
 
 torch::Tensor DecoderLMImpl::forward(const torch::Tensor& ids, kv_cache& cache) {
   const auto h = hidden_states(ids, cache);
-  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : lm_head_(h);
+  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : plain_linear(lm_head_, h);
   return logits.to(torch::kFloat);
 }
 
 torch::Tensor DecoderLMImpl::forward_last(const torch::Tensor& ids, kv_cache& cache) {
   const auto h = hidden_states(ids, cache).select(1, ids.size(1) - 1);
-  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : lm_head_(h);
+  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : plain_linear(lm_head_, h);
   return logits.to(torch::kFloat);
 }
 
@@ -367,7 +367,7 @@ torch::Tensor DecoderLMImpl::step_rows(const torch::Tensor& ids, const std::vect
     x = blocks_->ptr<DecoderBlockImpl>(i)->forward_rows(x, caches, i, cos, sin, how_);
   for (kv_cache* c : caches) ++c->length;
   const auto h = (d_.family == model_family::gpt2 ? ln_f_(x) : rms_norm(x, norm_f_, d_.norm_eps)).select(1, 0);
-  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : lm_head_(h);
+  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : plain_linear(lm_head_, h);
   return logits.to(torch::kFloat);
 }
 

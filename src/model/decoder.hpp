@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,10 @@ TORCH_MODULE(DecoderLM);
 // (an error names the first that is not). Returns warnings (tensors of the file left unread).
 class safetensors_file;
 std::vector<std::string> load_decoder_weights(DecoderLM& model, const safetensors_file& file);
+
+// The decoder of `m`, in eval mode on the host: Hugging Face weights from m.weights when given
+// (each warning of load_decoder_weights passed to `warn`), random weights by m.seed otherwise.
+DecoderLM build_decoder(const model_config& m, const std::function<void(const std::string&)>& warn);
 
 // A copy of `model` with its own parameters, in `dtype` (Float or BFloat16 or Half), eval mode.
 DecoderLM copy_decoder(const DecoderLM& model, torch::ScalarType dtype);

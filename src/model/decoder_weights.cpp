@@ -130,4 +130,17 @@ std::vector<std::string> load_decoder_weights(DecoderLM& model, const safetensor
   return warnings;
 }
 
+DecoderLM build_decoder(const model_config& m, const std::function<void(const std::string&)>& warn) {
+  DecoderLM decoder(m);
+  if (m.weights.empty()) {
+    decoder->init_weights(m.seed);
+  } else {
+    const safetensors_file weights(m.weights);
+    for (const auto& w : load_decoder_weights(decoder, weights))
+      if (warn) warn(w);
+  }
+  decoder->eval();
+  return decoder;
+}
+
 }  // namespace attnbench

@@ -87,6 +87,10 @@ prepared_linear pack_linear(const torch::nn::Linear& linear, linear_kind kind) {
   return {};
 }
 
+torch::Tensor plain_linear(const torch::nn::Linear& l, const torch::Tensor& x) {
+  return torch::linear(x, l->weight, l->bias.defined() ? std::optional<torch::Tensor>(l->bias) : std::nullopt);
+}
+
 torch::Tensor linear_forward(torch::nn::Linear linear, const prepared_linear& prepared,
                              const torch::Tensor& x_in, bool gelu) {
   // The accuracy study's hooks (model/random_rounding.hpp): identity outside its float64 runs.
@@ -108,7 +112,7 @@ torch::Tensor linear_forward(torch::nn::Linear linear, const prepared_linear& pr
     case linear_kind::plain:
       break;
   }
-  auto y = linear(x);
+  auto y = plain_linear(linear, x);
   return rounded_output(gelu ? torch::gelu(y) : y);
 }
 

@@ -45,6 +45,13 @@ torch::Tensor packed_linear(const torch::Tensor& x, const torch::Tensor& packed_
 // (model/int8_linear.hpp: an error otherwise); int8_weight, that int8 weight as it is; plain, nothing.
 prepared_linear pack_linear(const torch::nn::Linear& linear, linear_kind kind);
 
+// ATen's linear on `l`'s own weight. torch::nn::Linear's forward (nn/functional/linear.h) calls
+// matmul(x, weight.t()) instead: under autocast the cast then meets a view of the weight, which
+// autocast's weight cache skips, so amp re-cast every fp32 weight at every call (a decode step's
+// whole time went to aten::copy_). at::linear hands autocast the leaf weight, whose cast is
+// cached for the autocast region, as in Python, where nn.Linear calls F.linear.
+torch::Tensor plain_linear(const torch::nn::Linear& l, const torch::Tensor& x);
+
 // A linear site's forward by the path its prepared weight names (pack_linear): ATen's linear,
 // packed_linear, int8_linear with the linear's quantized weight's scales, or int8_weight_linear
 // (kernels/cpu/int8_gemv.hpp) on fp32 activations. The encoder's and decoder's linear sites call this.

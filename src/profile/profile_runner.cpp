@@ -14,6 +14,7 @@
 #include "config/config_defaults.hpp"
 #include "config/profile_config.hpp"
 #include "core/device.hpp"
+#include "model/decoder.hpp"
 #include "model/encoder.hpp"
 #include "model/flops.hpp"
 #include "profile/kineto_session.hpp"
@@ -21,7 +22,9 @@
 #include "profile/profile_schedule.hpp"
 #include "report/file_output.hpp"
 #include "runner/executor_base.hpp"
+#include "runner/generate_scenario.hpp"
 #include "techniques/amp_choice.hpp"
+#include "techniques/precision.hpp"
 #include "techniques/variant_plan.hpp"
 #include "workload/batching_base.hpp"
 #include "workload/workload_checks.hpp"
@@ -30,6 +33,10 @@ namespace fs = std::filesystem;
 
 namespace attnbench {
 namespace {
+
+constexpr const char* decoder_breakdown_note =
+    "No attention breakdown: the decoder records no labelled regions (model/decoder.cpp), so a decoder's profile "
+    "is the operator table of its decode steps, per variant.";
 
 std::string worker_name() {
   char host[256] = {};
@@ -50,6 +57,137 @@ void remove_old_traces(const fs::path& run_dir) {
     const std::string name = entry.path().filename().string();
     if (name.find(".pt.trace.json") != std::string::npos) fs::remove(entry.path());
   }
+}
+
+// Runs the schedule's steps, each inside the step marker torch.profiler's step() records
+// (TensorBoard's step views need it), saves each cycle's trace into the TensorBoard run directory
+// and as the variant's trace.json, and returns every recorded event of every cycle.
+std::vector<trace_event> record_schedule(profiled_variant& pv, kineto_session& session, const profile_schedule& schedule,
+                                         const fs::path& run_dir, const fs::path& vdir,
+                                         const std::function<void(int64_t)>& run_step) {
+  const std::string worker = worker_name();
+  std::vector<trace_event> events;
+  for (int64_t step = 0; step < schedule.total_steps(); ++step) {
+    const profiler_transition t = schedule.transition(step);
+    if (t.prepare) session.prepare();
+    if (t.enable) session.enable();
+    {
+      const std::string label = fmt::format("ProfilerStep#{}", step);
+      RECORD_USER_SCOPE(label);
+      run_step(step);
+    }
+    if (session.recording()) ++pv.recorded_steps;
+    if (t.disable) {
+      profiled_cycle cycle = session.disable();
+      ++pv.cycles;
+      // Timestamps of one process's cycles differ by at least the cycle's own length.
+      const fs::path trace = run_dir / tensorboard_trace_name(worker, now_ms() + pv.cycles - 1);
+      // Written under a temporary name, then renamed: a full disk leaves no truncated trace.
+      const fs::path temp = temporary_path_for(trace);
+      cycle.save_trace(temp.string());
+      commit_written_file(temp, trace);
+      pv.traces.push_back(trace);
+      const fs::path copy = vdir / "trace.json", copy_temp = temporary_path_for(copy);
+      fs::copy_file(trace, copy_temp, fs::copy_options::overwrite_existing);
+      commit_written_file(copy_temp, copy);
+      events.insert(events.end(), std::make_move_iterator(cycle.events.begin()),
+                    std::make_move_iterator(cycle.events.end()));
+    }
+  }
+  return events;
+}
+
+// The variant's profile and TensorBoard run directories, made (earlier traces removed with
+// `force`); then one discarded cycle of `warm`: the profiler's first recording in a process (and
+// per variant, its first with these kernels) pays set-up costs inside the first ops it records,
+// which would inflate whichever variant happens to be profiled first.
+std::pair<fs::path, fs::path> start_variant_profile(kineto_session& session, const fs::path& dir, const std::string& name,
+                                                    bool force, const std::function<void()>& warm) {
+  const fs::path vdir = variant_profile_dir(dir, name);
+  const fs::path run_dir = tensorboard_run_dir(dir, name);
+  fs::create_directories(vdir);
+  if (force) remove_old_traces(run_dir);
+  fs::create_directories(run_dir);
+  session.prepare();
+  session.enable();
+  warm();
+  session.disable();
+  return {vdir, run_dir};
+}
+
+// A decoder variant: its first batch of prompts (as the generate scenario batches them, left-padded)
+// prefilled outside the recording, then one greedy decode step per schedule step.
+profiled_variant profile_decoder_variant(const config& cfg, const variant_config& vc, const DecoderLM& base,
+                                         const dataset& data, torch::Device device, const fs::path& dir, bool force) {
+  profiled_variant pv;
+  pv.name = vc.name;
+  const variant_plan plan = plan_variant(cfg, vc, device);
+  if (auto why = decoder_skip_reason(vc, plan, device)) {
+    pv.skipped = *why;
+    return pv;
+  }
+  decoder_variant_model m = prepare_decoder_model(base, vc, plan);
+  const bool dynamic = vc.batching.kind == "dynamic";
+  const int64_t rows = std::min<int64_t>(static_cast<int64_t>(data.samples.size()),
+                                         !dynamic && vc.batching.batch_size > 0 ? vc.batching.batch_size : 1);
+  int64_t longest = 0;
+  for (int64_t r = 0; r < rows; ++r) longest = std::max(longest, static_cast<int64_t>(data.samples[static_cast<std::size_t>(r)].size()));
+  auto ids = torch::zeros({rows, longest}, torch::kLong);
+  std::vector<int64_t> pad;
+  bool any_pad = false;
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto& sample = data.samples[static_cast<std::size_t>(r)];
+    pad.push_back(longest - static_cast<int64_t>(sample.size()));
+    any_pad = any_pad || pad.back() > 0;
+    std::copy(sample.begin(), sample.end(), ids.data_ptr<int64_t>() + r * longest + pad.back());
+  }
+  if (!any_pad) pad.clear();
+  ids = ids.to(device);
+
+  const profile_config pc = profile_config_of(cfg);
+  const profile_schedule schedule(pc);
+  const int64_t steps = schedule.total_steps() + 1;  // the discarded cycle's step too
+  const decoder_dims& d = m.model->dims();
+  if (d.max_positions > 0 && longest + steps > d.max_positions)
+    throw input_error("profile", fmt::format("{} decode steps after a {}-token prompt pass the model's max_positions ({}): "
+                                             "shorten the profile schedule or the prompts",
+                                             steps, longest, d.max_positions));
+  const c10::InferenceMode autocast_cache{/*enabled=*/false};  // as the generate scenario runs (generate_scenario.cpp)
+  torch::NoGradGuard no_grad;
+  const autocast_scope amp(m.autocast, device.type());
+  m.model->set_attention(m.how);
+  kv_cache cache = make_kv_cache(d, rows, longest + steps, m.cache_dtype, device);
+  cache.pad = pad;
+  torch::Tensor next = m.model->forward_last(ids, cache).argmax(-1);
+  const auto step_once = [&] {
+    next = m.model->forward_last(next.unsqueeze(1), cache).argmax(-1);
+    synchronize(device);
+  };
+  kineto_session session(pc, device.is_cuda());
+  const auto [vdir, run_dir] = start_variant_profile(session, dir, vc.name, force, step_once);
+  std::vector<double> recorded_ms;
+  int64_t first_recorded = -1, last_recorded = -1;  // context lengths (cache + the new token) of recorded steps
+  const std::vector<trace_event> events = record_schedule(pv, session, schedule, run_dir, vdir, [&](int64_t) {
+    const bool recording = session.recording();
+    if (recording) {
+      if (first_recorded < 0) first_recorded = cache.length + 1;
+      last_recorded = cache.length + 1;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    step_once();
+    if (recording) recorded_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  });
+  double sum = 0;
+  for (double ms : recorded_ms) sum += ms;
+  pv.step_ms = recorded_ms.empty() ? 0 : sum / static_cast<double>(recorded_ms.size());
+  pv.steps = fmt::format("decode steps of {} sequence(s) after a {}-token prompt{} (prefill not recorded), recorded at "
+                         "contexts {} to {} tokens; KV cache in {}",
+                         rows, longest, pad.empty() ? "" : " (left-padded)", first_recorded, last_recorded,
+                         dtype_name(m.cache_dtype));
+  pv.operators = make_operator_table(events, pc.top);
+  write_files_atomic({{vdir / "operators.md", operator_table_markdown(pv.operators)},
+                      {vdir / "operators.csv", operator_table_csv(pv.operators)}});
+  return pv;
 }
 
 // Runs one variant through the schedule; returns every recorded event of every cycle.
@@ -73,51 +211,15 @@ profiled_variant profile_variant(const config& cfg, const variant_config& vc, En
   const profile_config pc = profile_config_of(cfg);
   const profile_schedule schedule(pc);
   kineto_session session(pc, device.is_cuda());
-  const fs::path vdir = variant_profile_dir(dir, vc.name);
-  const fs::path run_dir = tensorboard_run_dir(dir, vc.name);
-  fs::create_directories(vdir);
-  if (force) remove_old_traces(run_dir);
-  fs::create_directories(run_dir);
-  // One discarded cycle over one batch first: the profiler's first recording in a process (and
-  // per variant, its first with these kernels) pays set-up costs inside the first ops it records,
-  // which would inflate whichever variant happens to be profiled first.
-  session.prepare();
-  session.enable();
-  executor->forward(batches.front());
-  synchronize(device);
-  session.disable();
+  const auto [vdir, run_dir] = start_variant_profile(session, dir, vc.name, force, [&] {
+    executor->forward(batches.front());
+    synchronize(device);
+  });
 
-  const std::string worker = worker_name();
-  std::vector<trace_event> events;
-  for (int64_t step = 0; step < schedule.total_steps(); ++step) {
-    const profiler_transition t = schedule.transition(step);
-    if (t.prepare) session.prepare();
-    if (t.enable) session.enable();
-    {
-      // The step marker torch.profiler's step() records; TensorBoard's step views need it.
-      const std::string label = fmt::format("ProfilerStep#{}", step);
-      RECORD_USER_SCOPE(label);
-      executor->forward(batches[static_cast<std::size_t>(step) % batches.size()]);
-      synchronize(device);
-    }
-    if (session.recording()) ++pv.recorded_steps;
-    if (t.disable) {
-      profiled_cycle cycle = session.disable();
-      ++pv.cycles;
-      // Timestamps of one process's cycles differ by at least the cycle's own length.
-      const fs::path trace = run_dir / tensorboard_trace_name(worker, now_ms() + pv.cycles - 1);
-      // Written under a temporary name, then renamed: a full disk leaves no truncated trace.
-      const fs::path temp = temporary_path_for(trace);
-      cycle.save_trace(temp.string());
-      commit_written_file(temp, trace);
-      pv.traces.push_back(trace);
-      const fs::path copy = vdir / "trace.json", copy_temp = temporary_path_for(copy);
-      fs::copy_file(trace, copy_temp, fs::copy_options::overwrite_existing);
-      commit_written_file(copy_temp, copy);
-      events.insert(events.end(), std::make_move_iterator(cycle.events.begin()),
-                    std::make_move_iterator(cycle.events.end()));
-    }
-  }
+  const std::vector<trace_event> events = record_schedule(pv, session, schedule, run_dir, vdir, [&](int64_t step) {
+    executor->forward(batches[static_cast<std::size_t>(step) % batches.size()]);
+    synchronize(device);
+  });
   pv.operators = make_operator_table(events, pc.top);
   pv.breakdown = make_region_breakdown(vc.name, events, device.is_cuda());
   pv.breakdown.memory_recorded = pc.profile_memory;
@@ -173,13 +275,6 @@ profile_outcome profile_experiment(const config& cfg, const std::vector<std::str
   if (cfg.threads > 0) at::set_num_threads(static_cast<int>(cfg.threads));
   torch::InferenceMode inference;
 
-  // Built on the host; the whole model goes to the device only when a variant runs it whole, so
-  // an offload variant profiles with its encoder layers in host memory, as `run` places them.
-  EncoderClassifier model(cfg.model);
-  model->init_weights(cfg.model.seed);
-  model->eval();
-  EncoderClassifier whole{nullptr};
-
   profile_outcome outcome;
   outcome.device = device.str();
   std::vector<region_breakdown> breakdowns;
@@ -194,6 +289,32 @@ profile_outcome profile_experiment(const config& cfg, const std::vector<std::str
   env.gpu_capability = cuda_capability(device);
   config resolved = cfg;
   resolve_amp(resolved, env);
+  if (cfg.model.family != model_family::bert) {
+    if (log) log("building the decoder");
+    DecoderLM decoder = build_decoder(cfg.model, [&](const std::string& w) {
+      if (log) log("warning: " + w);
+    });
+    decoder->to(device);
+    for (const auto& name : variants) {
+      if (log) log(fmt::format("profiling {}", name));
+      const variant_config& vc = *find_variant(resolved, name);
+      if (!vc.precision_choice.empty() && log) log(fmt::format("{}: {}", name, vc.precision_choice));
+      outcome.variants.push_back(profile_decoder_variant(resolved, vc, decoder, data, device, dir, force));
+      if (!outcome.variants.back().skipped.empty() && log)
+        log(fmt::format("{}: SKIPPED: {}", name, outcome.variants.back().skipped));
+    }
+    write_files_atomic({{dir / "breakdown.md", decoder_breakdown_note},
+                        {dir / "breakdown.csv", region_breakdown_csv({})},
+                        {dir / "profile.md", profile_markdown(cfg, outcome)}});
+    return outcome;
+  }
+  // Built on the host; the whole model goes to the device only when a variant runs it whole, so
+  // an offload variant profiles with its encoder layers in host memory, as `run` places them.
+  EncoderClassifier model(cfg.model);
+  model->init_weights(cfg.model.seed);
+  model->eval();
+  EncoderClassifier whole{nullptr};
+
   for (const auto& name : variants) {
     if (log) log(fmt::format("profiling {}", name));
     const variant_config& vc = *find_variant(resolved, name);
@@ -224,9 +345,47 @@ std::string breakdown_markdown(const profile_outcome& outcome) {
   return out;
 }
 
+std::string profile_summary_markdown(const config& cfg, const profile_outcome& outcome) {
+  if (cfg.model.family == model_family::bert) return breakdown_markdown(outcome);
+  std::string out =
+      "| variant | recorded steps | ms per recorded step | top operator (self time) | its share |\n"
+      "|---|---:|---:|---|---:|\n";
+  for (const auto& v : outcome.variants) {
+    if (!v.skipped.empty()) {
+      out += fmt::format("| {} | SKIPPED: {} | | | |\n", v.name, v.skipped);
+      continue;
+    }
+    const operator_row* top = v.operators.rows.empty() ? nullptr : &v.operators.rows.front();
+    out += fmt::format("| {} | {} | {:.3f} | {} | {} |\n", v.name, v.recorded_steps, v.step_ms,
+                       top ? top->name : "n/a (no operator recorded)",
+                       top ? fmt::format("{:.1f}%", 100.0 * top->self_share) : "n/a");
+  }
+  return out;
+}
+
 std::string profile_markdown(const config& cfg, const profile_outcome& outcome) {
   const profile_config p = profile_config_of(cfg);
   std::string out = fmt::format("# Profile: {}\n\n", cfg.name);
+  if (cfg.model.family != model_family::bert) {
+    out += fmt::format(
+        "Device {}. Schedule: skip_first {}, then {} cycle(s) of wait {}, warmup {}, active {} (a step is one greedy "
+        "decode step of the variant's first batch of prompts against its KV cache; the prompt's prefill is not "
+        "recorded). Options: record_shapes {}, profile_memory {}, with_flops {}, with_stack {}.\n\n{}\n\n",
+        outcome.device, p.skip_first, p.repeat, p.wait, p.warmup, p.active, p.record_shapes, p.profile_memory,
+        p.with_flops, p.with_stack, decoder_breakdown_note);
+    for (const auto& v : outcome.variants) {
+      if (!v.skipped.empty()) {
+        out += fmt::format("## Operators: {}\n\nSKIPPED: {}.\n\n", v.name, v.skipped);
+        continue;
+      }
+      out += fmt::format(
+          "## Operators: {}\n\n{} recorded steps in {} cycle(s): {}; {:.3f} ms per recorded step (wall time, the "
+          "profiler's overhead included); trace: `{}/trace.json`.\n\n",
+          v.name, v.recorded_steps, v.cycles, v.steps, v.step_ms, safe_file_name(v.name));
+      out += operator_table_markdown(v.operators) + "\n";
+    }
+    return out;
+  }
   out += fmt::format(
       "Device {}. Schedule: skip_first {}, then {} cycle(s) of wait {}, warmup {}, active {} (a step is one "
       "batch). Options: record_shapes {}, profile_memory {}, with_flops {}, with_stack {}.\n\n",

@@ -3,7 +3,10 @@
 //
 // Each variant runs on the run's model and workload exactly as `run` does (same weights, batches,
 // precision, attention); a step is one forward pass over one batch, the variant's batches taken
-// round-robin. The callers check the variant names and the output directory first.
+// round-robin. A decoder (a gpt2 or llama model) is profiled as the generate scenario runs it: its
+// variant's first batch of prompts is prefilled (not recorded), then a step is one greedy decode
+// step of that batch against its KV cache, the context growing by one each step; the decoder
+// records no labelled regions, so its profile is the operator table of its decode steps. The callers check the variant names and the output directory first.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +28,9 @@ struct profiled_variant {
   region_breakdown breakdown;                 // over every recorded step
   std::vector<region_breakdown> by_length;    // one per padded length, when the steps' lengths differ
   std::vector<std::filesystem::path> traces;  // the TensorBoard traces, one per cycle
+  std::string skipped;                        // a decoder variant the generate scenario skips: why
+  std::string steps;                          // a decoder's: what its recorded steps were
+  double step_ms = 0;                         // a decoder's: mean wall time of a recorded step
 };
 
 struct profile_outcome {
@@ -47,6 +53,10 @@ profile_outcome profile_experiment(const config& cfg, const std::vector<std::str
 // The breakdown tables (breakdown.md): variants side by side, then by sequence length when the
 // recorded steps had different lengths.
 std::string breakdown_markdown(const profile_outcome& outcome);
+
+// What `profile` prints: the breakdown tables for an encoder; for a decoder, a line per variant
+// (recorded steps, ms per recorded step, the operator with the most self time and its share).
+std::string profile_summary_markdown(const config& cfg, const profile_outcome& outcome);
 
 // The summary report: schedule, breakdown, operator tables.
 std::string profile_markdown(const config& cfg, const profile_outcome& outcome);

@@ -114,9 +114,7 @@ generate_scenario::generate_scenario(const config& cfg, std::vector<variant_plan
 
 generate_scenario::~generate_scenario() = default;
 
-std::optional<skip_verdict> generate_scenario::skip_reason(std::size_t i, variant_result& r) {
-  const variant_config& vc = cfg_.variants[i];
-  const variant_plan& p = plans_[i];
+std::optional<std::string> decoder_skip_reason(const variant_config& vc, const variant_plan& p, torch::Device device) {
   std::vector<std::string> unsupported;
   if (vc.offload) unsupported.emplace_back("offload");
   if (vc.parallel) unsupported.emplace_back("parallel");
@@ -128,12 +126,48 @@ std::optional<skip_verdict> generate_scenario::skip_reason(std::size_t i, varian
   if (p.owner && !precision_owner)
     for (const auto& [key, value] : vc.techniques) unsupported.push_back(fmt::format("\"{}\"", key));
   if (!unsupported.empty())
-    return skip_verdict{fmt::format("the generate scenario does not run {} yet (built for the encoder's executors)",
-                                    fmt::join(unsupported, ", ")),
-                        r.description};
-  if (p.precision.dtype == "int8" && !device_.is_cpu())
-    return skip_verdict{"int8 linears run on the CPU only", r.description};
-  if (p.skip_reason) return skip_verdict{*p.skip_reason, r.description};
+    return fmt::format("the generate scenario does not run {} yet (built for the encoder's executors)",
+                       fmt::join(unsupported, ", "));
+  if (p.precision.dtype == "int8" && !device.is_cpu()) return std::string("int8 linears run on the CPU only");
+  return p.skip_reason;
+}
+
+decoder_variant_model prepare_decoder_model(const DecoderLM& base, const variant_config& vc, const variant_plan& p) {
+  torch::NoGradGuard no_grad;
+  decoder_variant_model v;
+  v.how.kind = vc.attention;
+  v.how.backend = vc.backend;
+  v.how.causal = true;
+  v.autocast = p.precision.autocast;
+  const std::string& dtype = p.precision.dtype;
+  if (p.precision.autocast) {
+    v.model = base;  // fp32 weights, autocast at run time
+    v.cache_dtype = *p.precision.autocast;
+  } else if (p.owner && (dtype == "bf16" || dtype == "fp16")) {
+    v.model = copy_decoder(base, scalar_type_of_name(dtype));
+    v.cache_dtype = v.model->dtype();
+  } else if (p.precision.label == "int8-weight-only") {
+    v.model = copy_decoder(base, torch::kFloat);
+    for (auto& l : v.model->block_linears()) quantize_linear(*l, 8);
+    v.model->pack_linears(linear_kind::int8_weight);
+    v.cache_dtype = torch::kFloat;
+    v.notes.push_back(fmt::format("int8 weight-only kernel: the {} code path (kernels/cpu/int8_gemv.hpp)",
+                                  to_string(int8_weight_linear_path(base->dims().hidden))));
+  } else if (dtype == "int8") {
+    v.model = copy_decoder(base, torch::kFloat);
+    v.int8_weight_bits = int8_weight_bits(int8_gemm_saturates());
+    for (auto& l : v.model->block_linears()) quantize_linear(*l, v.int8_weight_bits);
+    v.model->pack_linears(linear_kind::int8);
+    v.cache_dtype = torch::kFloat;
+  } else {
+    v.model = base;
+    v.cache_dtype = torch::kFloat;
+  }
+  return v;
+}
+
+std::optional<skip_verdict> generate_scenario::skip_reason(std::size_t i, variant_result& r) {
+  if (auto why = decoder_skip_reason(cfg_.variants[i], plans_[i], device_)) return skip_verdict{*why, r.description};
   return std::nullopt;
 }
 
@@ -142,36 +176,16 @@ void generate_scenario::prepare(std::size_t i, variant_result& r) {
   const variant_config& vc = cfg_.variants[i];
   const variant_plan& p = plans_[i];
   auto v = std::make_unique<generate_variant>();
-  v->how.kind = vc.attention;
-  v->how.backend = vc.backend;
-  v->how.causal = true;
-  v->autocast = p.precision.autocast;
-  const std::string& dtype = p.precision.dtype;
-  if (p.precision.autocast) {
-    v->model = model_;  // fp32 weights, autocast at run time
-    v->cache_dtype = *p.precision.autocast;
-  } else if (p.owner && (dtype == "bf16" || dtype == "fp16")) {
-    v->model = copy_decoder(model_, scalar_type_of_name(dtype));
-    v->cache_dtype = v->model->dtype();
-  } else if (p.precision.label == "int8-weight-only") {
-    v->model = copy_decoder(model_, torch::kFloat);
-    for (auto& l : v->model->block_linears()) quantize_linear(*l, 8);
-    v->model->pack_linears(linear_kind::int8_weight);
-    v->cache_dtype = torch::kFloat;
-    r.notes.push_back(fmt::format("int8 weight-only kernel: the {} code path (kernels/cpu/int8_gemv.hpp)",
-                                  to_string(int8_weight_linear_path(model_->dims().hidden))));
-  } else if (dtype == "int8") {
-    v->model = copy_decoder(model_, torch::kFloat);
-    const int bits = int8_weight_bits(int8_gemm_saturates());
-    for (auto& l : v->model->block_linears()) quantize_linear(*l, bits);
-    v->model->pack_linears(linear_kind::int8);
-    v->cache_dtype = torch::kFloat;
-    set_metric(r.metrics, {"int8_weight_bits", static_cast<double>(bits), metric_unit::count, metric_direction::neither,
-                           "generate", "the block linears' weight bits (7 where oneDNN's u8·s8 product saturates)", ""});
-  } else {
-    v->model = model_;
-    v->cache_dtype = torch::kFloat;
-  }
+  decoder_variant_model m = prepare_decoder_model(model_, vc, p);
+  v->model = m.model;
+  v->how = m.how;
+  v->autocast = m.autocast;
+  v->cache_dtype = m.cache_dtype;
+  r.notes.insert(r.notes.end(), m.notes.begin(), m.notes.end());
+  if (m.int8_weight_bits > 0)
+    set_metric(r.metrics, {"int8_weight_bits", static_cast<double>(m.int8_weight_bits), metric_unit::count,
+                           metric_direction::neither, "generate",
+                           "the block linears' weight bits (7 where oneDNN's u8·s8 product saturates)", ""});
   // Consecutive samples, left-padded to the batch's longest prompt (or to workload.max_length), as
   // Hugging Face's generate() takes a padded batch with its attention mask: the pad positions are
   // computed in the prefill and read by every decode step, and masked out of attention.
@@ -237,8 +251,13 @@ void generate_scenario::prepare(std::size_t i, variant_result& r) {
 }
 
 pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
+  // No grad, as transformers' generate() runs, rather than the run's inference mode, in which
+  // autocast re-casts every fp32 weight on every call: so autocast's cache keeps each weight's cast
+  // for the life of its scope, one generate call (a static batch, or a continuous-batching pass).
+  // The linears also call ATen's linear on the weight itself (model/packed_linear.hpp: plain_linear):
+  // both are needed, as profiling the generate config shows (amp's aten::copy_ share).
+  const c10::InferenceMode autocast_cache{/*enabled=*/false};
   torch::NoGradGuard no_grad;
-  const autocast_scope amp(v.autocast, device_.type());
   v.model->set_attention(v.how);
   const int64_t new_tokens = cfg_.generate.max_new_tokens;
   if (keep) v.tokens = torch::empty({static_cast<int64_t>(data_.samples.size()), new_tokens}, torch::kLong);
@@ -246,6 +265,7 @@ pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
   pass_timing t;
   const auto t0 = pass_clock::now();
   if (v.continuous) {
+    const autocast_scope amp(v.autocast, device_.type());
     // Every prompt waiting at the start, in sample order; the engine decides who steps together.
     std::vector<generation_request> requests;
     for (std::size_t s = 0; s < data_.samples.size(); ++s)
@@ -276,6 +296,7 @@ pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
   }
   for (const auto& b : v.batches) {
     const auto tb = pass_clock::now();
+    const autocast_scope amp(v.autocast, device_.type());  // `with torch.autocast(...): model.generate(batch)`
     const generation g = generate_greedy(v.model, b.ids, new_tokens, v.cache_dtype, b.pad);
     t.unit_ms.push_back(seconds_since(tb) * 1e3);
     v.cache_bytes = std::max(v.cache_bytes, g.cache_bytes);
@@ -323,6 +344,8 @@ void generate_scenario::serve(std::size_t i, std::size_t base, variant_result& r
   generate_server_sweep sweep;
   std::string failure;
   try {
+    const c10::InferenceMode autocast_cache{/*enabled=*/false};  // as in run(): the cast weights cached for the sweep
+    const torch::NoGradGuard no_grad_inside;                     // InferenceMode(false) turned grad mode back on
     const autocast_scope amp(v.autocast, device_.type());
     v.model->set_attention(v.how);
     sweep = run_generate_server(cfg_, data_, r.name, v.model, device_, v.served, variants_[base]->tokens, observer_);

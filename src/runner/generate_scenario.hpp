@@ -67,6 +67,21 @@ struct token_comparison {
 // variant, baseline: (N, new) int64 on the CPU.
 token_comparison compare_tokens(const torch::Tensor& variant, const torch::Tensor& baseline);
 
+// Why the generate scenario (and a decoder's `attnbench profile`) cannot run a variant, or none.
+std::optional<std::string> decoder_skip_reason(const variant_config& vc, const variant_plan& p, torch::Device device);
+
+// A variant's decoder, as the generate scenario runs it: the base model itself (fp32, "amp" with
+// autocast), a bf16/fp16 copy, or a copy whose block linears are int8 (int8, int8-weight-only).
+struct decoder_variant_model {
+  DecoderLM model{nullptr};
+  std::optional<torch::ScalarType> autocast;  // autocast's dtype for "amp"; none otherwise
+  torch::ScalarType cache_dtype = torch::kFloat;
+  attention_settings how;
+  std::vector<std::string> notes;  // what the report says of the variant's kernels
+  int int8_weight_bits = 0;        // int8: the block linears' weight bits (7 where oneDNN saturates)
+};
+decoder_variant_model prepare_decoder_model(const DecoderLM& base, const variant_config& vc, const variant_plan& p);
+
 class generate_scenario : public scenario_base {
  public:
   // cfg, data and env are borrowed; model: the fp32 decoder every variant starts from (on

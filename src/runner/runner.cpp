@@ -287,17 +287,7 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
   if (cfg.model.family != model_family::bert) {
     if (serve) throw input_error("scenario", "attnbench serve runs the encoder; a decoder runs with \"scenario\": \"generate\" or \"server\"");
     log("building the decoder");
-    DecoderLM decoder{nullptr};
-    {
-      decoder = DecoderLM(cfg.model);
-      if (cfg.model.weights.empty()) {
-        decoder->init_weights(cfg.model.seed);
-      } else {
-        const safetensors_file weights(cfg.model.weights);
-        for (const auto& w : load_decoder_weights(decoder, weights)) log("warning: " + w);
-      }
-    }
-    decoder->eval();
+    DecoderLM decoder = build_decoder(cfg.model, [&](const std::string& w) { log("warning: " + w); });
     decoder->to(device);
     const decoder_dims& d = decoder->dims();
     res.model = model_info{model_label(cfg.model), d.layers, d.hidden, d.heads, d.ffn, d.vocab, d.max_positions, 0,
