@@ -248,11 +248,13 @@ flash_isa cpu_flash_path(c10::ScalarType dtype, int64_t head_dim, std::optional<
   return choose_flash_path(cpu_flash_isas(), dtype, head_dim, requested);
 }
 
-torch::Tensor cpu_flash_attention(const torch::Tensor& q_in, const torch::Tensor& k_in, const torch::Tensor& v_in,
-                                  bool causal, const torch::Tensor& key_lengths, const cpu_flash_options& options) {
-  TORCH_CHECK(q_in.dim() == 4 && q_in.sizes() == k_in.sizes() && q_in.sizes() == v_in.sizes(),
-              "cpu-flash: q, k and v must all be (B, H, S, D) of one shape; got ", q_in.sizes(), ", ",
-              k_in.sizes(), ", ", v_in.sizes());
+namespace {
+
+// Checks every input, then runs one call. q (B, H, T, D); k, v (B, Hkv, S, D) with T ≤ S and Hkv
+// dividing H; key_lengths and key_begins undefined or (B).
+torch::Tensor run_cpu_flash(const torch::Tensor& q_in, const torch::Tensor& k_in, const torch::Tensor& v_in,
+                            bool causal, const torch::Tensor& key_lengths, const torch::Tensor& key_begins,
+                            const cpu_flash_options& options) {
   TORCH_CHECK(q_in.device().is_cpu() && k_in.device().is_cpu() && v_in.device().is_cpu(),
               "cpu-flash runs on the CPU; got q on ", q_in.device());
   const auto dtype = q_in.scalar_type();
@@ -263,21 +265,31 @@ torch::Tensor cpu_flash_attention(const torch::Tensor& q_in, const torch::Tensor
   TORCH_CHECK(!(torch::GradMode::is_enabled() &&
                 (q_in.requires_grad() || k_in.requires_grad() || v_in.requires_grad())),
               "cpu-flash is a forward-only kernel: it has no backward (use sdpa or naive attention for training)");
-  const int64_t batch = q_in.size(0), heads = q_in.size(1), seq = q_in.size(2), dim = q_in.size(3);
+  const int64_t batch = q_in.size(0), heads = q_in.size(1), q_seq = q_in.size(2), dim = q_in.size(3);
+  const int64_t kv_heads = k_in.size(1), seq = k_in.size(2);
   auto contiguous_last = [](const torch::Tensor& t) { return t.stride(3) == 1 ? t : t.contiguous(); };
   const torch::Tensor q = contiguous_last(q_in), k = contiguous_last(k_in), v = contiguous_last(v_in);
 
-  torch::Tensor lengths;
+  const auto per_sample = [&](const torch::Tensor& t, const char* what) {
+    TORCH_CHECK(t.dim() == 1 && t.size(0) == batch, "cpu-flash: ", what, " must be (B) = (", batch, "); got ",
+                t.sizes());
+    return t.to(torch::kCPU, torch::kLong).contiguous();
+  };
+  torch::Tensor lengths, begins;
   if (key_lengths.defined()) {
-    TORCH_CHECK(key_lengths.dim() == 1 && key_lengths.size(0) == batch,
-                "cpu-flash: key_lengths must be (B) = (", batch, "); got ", key_lengths.sizes());
-    lengths = key_lengths.to(torch::kCPU, torch::kLong).contiguous();
+    lengths = per_sample(key_lengths, "key_lengths");
     const int64_t lo = lengths.min().item<int64_t>(), hi = lengths.max().item<int64_t>();
     TORCH_CHECK(lo >= 1 && hi <= seq, "cpu-flash: every key length must lie in [1, ", seq, "]; got [", lo, ", ", hi,
                 "]");
   }
-  // (B, S, H, D) in memory, returned as a (B, H, S, D) view.
-  torch::Tensor out = torch::empty({batch, seq, heads, dim}, q.options());
+  if (key_begins.defined()) {
+    begins = per_sample(key_begins, "key_begins");
+    const auto ends = lengths.defined() ? lengths : torch::full({batch}, seq, torch::kLong);
+    TORCH_CHECK(begins.min().item<int64_t>() >= 0 && (begins < ends).all().item<bool>(),
+                "cpu-flash: every sample's first real key must lie in [0, its key length); got ", begins);
+  }
+  // (B, T, H, D) in memory, returned as a (B, H, T, D) view.
+  torch::Tensor out = torch::empty({batch, q_seq, heads, dim}, q.options());
   if (out.numel() == 0) return out.transpose(1, 2);
 
   const flash_isa isa = cpu_flash_path(dtype, dim, options.isa);
@@ -285,7 +297,9 @@ torch::Tensor cpu_flash_attention(const torch::Tensor& q_in, const torch::Tensor
   kernels::flash_problem p;
   p.batch = batch;
   p.heads = heads;
+  p.kv_heads = kv_heads;
   p.seq = seq;
+  p.q_seq = q_seq;
   p.head_dim = dim;
   p.block_k = std::min<int64_t>(kernels::flash_block_k, (seq + 31) / 32 * 32);
   p.bf16 = dtype == torch::kBFloat16;
@@ -299,32 +313,35 @@ torch::Tensor cpu_flash_attention(const torch::Tensor& q_in, const torch::Tensor
   set_strides(p.q_stride, q);
   set_strides(p.k_stride, k);
   set_strides(p.v_stride, v);
-  p.o_stride[0] = out.stride(0);  // (B, S, H, D): batch, head, seq
+  p.o_stride[0] = out.stride(0);  // (B, T, H, D): batch, head, seq
   p.o_stride[1] = out.stride(2);
   p.o_stride[2] = out.stride(1);
   p.key_lengths = lengths.defined() ? lengths.data_ptr<int64_t>() : nullptr;
+  p.key_begins = begins.defined() ? begins.data_ptr<int64_t>() : nullptr;
   const torch::Tensor k_packed = torch::empty({std::max<int64_t>(1, kern.k_packed_bytes(p))}, torch::kByte);
   const torch::Tensor v_packed = torch::empty({std::max<int64_t>(1, kern.v_packed_bytes(p))}, torch::kByte);
   p.k_packed = k_packed.data_ptr();
   p.v_packed = v_packed.data_ptr();
 
-  const int64_t bh_count = batch * heads;
-  at::parallel_for(0, bh_count, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t bh = begin; bh < end; ++bh) kern.pack(p, bh);
+  at::parallel_for(0, batch * kv_heads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t bkv = begin; bkv < end; ++bkv) kern.pack(p, bkv);
   });
 
   // Tiles longest first (keys visited ≈ the tile's last visible key), handed out one at a time.
-  const int64_t q_tiles = (seq + kernels::flash_block_q - 1) / kernels::flash_block_q;
+  const int64_t bh_count = batch * heads;
+  const int64_t q_tiles = (q_seq + kernels::flash_block_q - 1) / kernels::flash_block_q;
+  const int64_t offset = causal ? seq - q_seq : 0;  // causal rows align bottom-right
   struct task {
     int64_t cost, bh, tile;
   };
   std::vector<task> tasks;
   tasks.reserve(static_cast<std::size_t>(bh_count * q_tiles));
   for (int64_t bh = 0; bh < bh_count; ++bh) {
-    const int64_t len = p.key_lengths ? p.key_lengths[bh / heads] : seq;
+    const int64_t b = bh / heads;
+    const int64_t len = p.key_lengths ? p.key_lengths[b] : seq, first = p.key_begins ? p.key_begins[b] : 0;
     for (int64_t t = 0; t < q_tiles; ++t) {
-      const int64_t last_row = std::min(seq, (t + 1) * kernels::flash_block_q);
-      tasks.push_back({causal ? std::min(len, last_row) : len, bh, t});
+      const int64_t last_row = std::min(q_seq, (t + 1) * kernels::flash_block_q);
+      tasks.push_back({(causal ? std::min(len, last_row + offset) : len) - first, bh, t});
     }
   }
   std::stable_sort(tasks.begin(), tasks.end(), [](const task& a, const task& b) { return a.cost > b.cost; });
@@ -338,7 +355,31 @@ torch::Tensor cpu_flash_attention(const torch::Tensor& q_in, const torch::Tensor
       for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_tasks;)
         kern.tile(p, tasks[i].bh, tasks[i].tile, scratch.data());
   });
-  return out.transpose(1, 2);  // (B, H, S, D)
+  return out.transpose(1, 2);  // (B, H, T, D)
+}
+
+}  // namespace
+
+torch::Tensor cpu_flash_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                                  const torch::Tensor& key_lengths, const cpu_flash_options& options) {
+  TORCH_CHECK(q.dim() == 4 && q.sizes() == k.sizes() && q.sizes() == v.sizes(),
+              "cpu-flash: q, k and v must all be (B, H, S, D) of one shape; got ", q.sizes(), ", ", k.sizes(), ", ",
+              v.sizes());
+  return run_cpu_flash(q, k, v, causal, key_lengths, {}, options);
+}
+
+torch::Tensor cpu_flash_attention_cached(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                         bool causal, const torch::Tensor& key_begins,
+                                         const cpu_flash_options& options) {
+  TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && k.sizes() == v.sizes(),
+              "cpu-flash: q must be (B, H, T, D) and k, v (B, Hkv, S, D) of one shape; got ", q.sizes(), ", ",
+              k.sizes(), ", ", v.sizes());
+  TORCH_CHECK(q.size(0) == k.size(0) && q.size(3) == k.size(3) && q.size(2) <= k.size(2),
+              "cpu-flash: q (B, H, T, D) and the cache's k (B, Hkv, S, D) must share B and D, with T <= S; got ",
+              q.sizes(), " and ", k.sizes());
+  TORCH_CHECK(k.size(1) >= 1 && q.size(1) % k.size(1) == 0, "cpu-flash: the query heads (", q.size(1),
+              ") must be a multiple of the key/value heads (", k.size(1), ")");
+  return run_cpu_flash(q, k, v, causal, {}, key_begins, options);
 }
 
 attention_impl cpu_flash_attention_impl() {

@@ -76,6 +76,16 @@ struct cpu_flash_options {
 torch::Tensor cpu_flash_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
                                   const torch::Tensor& key_lengths = {}, const cpu_flash_options& options = {});
 
+// A decoder's call against its KV cache: q (B, H, T, D) are the T newest positions, k and v
+// (B, Hkv, S, D) every cached position, T ≤ S and H a multiple of Hkv (grouped-query attention:
+// query head h reads key/value head h / (H / Hkv), with no copy). Causal rows align bottom-right:
+// query i sees keys [0, S − T + i]. key_begins: undefined, or (B) each sample's first real key
+// (a left-padded batch): keys before it are never read, and a query row that sees no key at all
+// (a pad position) comes out as zeros. Returns (B, H, T, D) in q's dtype, laid out (B, T, H, D).
+torch::Tensor cpu_flash_attention_cached(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                         bool causal, const torch::Tensor& key_begins = {},
+                                         const cpu_flash_options& options = {});
+
 // The registry entry "cpu-flash" (kernels/attention_impl.hpp, listed by model/attention_impls.hpp).
 attention_impl cpu_flash_attention_impl();
 

@@ -191,37 +191,41 @@ inline uint32_t load_word(const uint16_t* p) {
 inline int64_t v_pair_rows(const flash_problem& p) { return round_up(p.seq, 32) / 2; }
 
 int64_t amx_k_packed_bytes(const flash_problem& p) {
-  return p.batch * p.heads * blocks_k(p) * (p.head_dim / 2) * p.block_k * 4;
+  return p.batch * kv_head_count(p) * blocks_k(p) * (p.head_dim / 2) * p.block_k * 4;
 }
-int64_t amx_v_packed_bytes(const flash_problem& p) { return p.batch * p.heads * v_pair_rows(p) * p.head_dim * 4; }
+int64_t amx_v_packed_bytes(const flash_problem& p) {
+  return p.batch * kv_head_count(p) * v_pair_rows(p) * p.head_dim * 4;
+}
 // S (64 × bk) fp32, P (64 × bk) bf16, O (64 × d) fp32, Q (64 × d) bf16, m and l.
 int64_t amx_scratch_floats(const flash_problem& p) {
   return flash_block_q * (p.block_k + p.block_k / 2 + p.head_dim + p.head_dim / 2 + 2);
 }
 
-void amx_pack(const flash_problem& p, int64_t bh) {
-  const int64_t b = bh / p.heads, h = bh % p.heads, d = p.head_dim, bk = p.block_k, half = d / 2;
-  const int64_t len = key_length(p, b);
-  const uint16_t* k = static_cast<const uint16_t*>(p.k) + b * p.k_stride[0] + h * p.k_stride[1];
-  uint32_t* panels = static_cast<uint32_t*>(p.k_packed) + bh * blocks_k(p) * half * bk;
-  for (int64_t j0 = 0; j0 < len; j0 += bk) {
+// Keys (and values) before the sample's first real key are packed as zeros: never read.
+void amx_pack(const flash_problem& p, int64_t bkv) {
+  const int64_t kvh = kv_head_count(p), b = bkv / kvh, g = bkv % kvh, d = p.head_dim, bk = p.block_k, half = d / 2;
+  const int64_t len = key_length(p, b), begin = key_begin(p, b), j_start = begin / bk * bk;
+  const uint16_t* k = static_cast<const uint16_t*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
+  uint32_t* panels = static_cast<uint32_t*>(p.k_packed) + bkv * blocks_k(p) * half * bk;
+  for (int64_t j0 = j_start; j0 < len; j0 += bk) {
     uint32_t* panel = panels + (j0 / bk) * half * bk;  // (d/2, bk) words
     const int64_t n = min64(bk, len - j0), n_pad = min64(bk, round_up(n, 32));
     for (int64_t jj = 0; jj < n; ++jj) {
       const uint16_t* row = k + (j0 + jj) * p.k_stride[2];
-      for (int64_t t = 0; t < half; ++t) panel[t * bk + jj] = load_word(row + 2 * t);
+      const bool real = j0 + jj >= begin;
+      for (int64_t t = 0; t < half; ++t) panel[t * bk + jj] = real ? load_word(row + 2 * t) : 0u;
     }
     for (int64_t t = 0; t < half; ++t)
       for (int64_t jj = n; jj < n_pad; ++jj) panel[t * bk + jj] = 0;
   }
-  const uint16_t* v = static_cast<const uint16_t*>(p.v) + b * p.v_stride[0] + h * p.v_stride[1];
-  uint32_t* vw = static_cast<uint32_t*>(p.v_packed) + bh * v_pair_rows(p) * d;  // (pair-rows, d) words
+  const uint16_t* v = static_cast<const uint16_t*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
+  uint32_t* vw = static_cast<uint32_t*>(p.v_packed) + bkv * v_pair_rows(p) * d;  // (pair-rows, d) words
   const int64_t real_pairs = (len + 1) / 2;
-  for (int64_t u = 0; u < real_pairs; ++u) {
-    const uint16_t* lo = v + 2 * u * p.v_stride[2];
-    const uint16_t* hi = 2 * u + 1 < len ? v + (2 * u + 1) * p.v_stride[2] : nullptr;
+  for (int64_t u = j_start / 2; u < real_pairs; ++u) {
+    const uint16_t* lo = 2 * u >= begin ? v + 2 * u * p.v_stride[2] : nullptr;
+    const uint16_t* hi = 2 * u + 1 < len && 2 * u + 1 >= begin ? v + (2 * u + 1) * p.v_stride[2] : nullptr;
     for (int64_t e = 0; e < d; ++e)
-      vw[u * d + e] = static_cast<uint32_t>(lo[e]) | (hi ? static_cast<uint32_t>(hi[e]) << 16 : 0u);
+      vw[u * d + e] = (lo ? static_cast<uint32_t>(lo[e]) : 0u) | (hi ? static_cast<uint32_t>(hi[e]) << 16 : 0u);
   }
   for (int64_t u = real_pairs; u < round_up(len, 32) / 2; ++u)
     for (int64_t e = 0; e < d; ++e) vw[u * d + e] = 0;
@@ -230,10 +234,10 @@ void amx_pack(const flash_problem& p, int64_t bh) {
 template <class Ops>
 void amx_tile(const flash_problem& p, int64_t bh, int64_t q_tile, float* scratch) {
   const int64_t b = bh / p.heads, h = bh % p.heads, d = p.head_dim, bk = p.block_k, half = d / 2;
-  const int64_t i0 = q_tile * flash_block_q, rows = min64(flash_block_q, p.seq - i0);
+  const int64_t bkv = kv_index(p, bh);
+  const int64_t i0 = q_tile * flash_block_q, rows = min64(flash_block_q, query_rows(p) - i0);
   const int64_t rows_pad = round_up(rows, 2 * tile_rows);
-  const int64_t len = key_length(p, b);
-  const int64_t kv_end = p.causal ? min64(len, i0 + rows) : len;
+  const tile_keys keys = keys_for_tile(p, b, i0, rows);
   const float c = p.scale * 1.4426950408889634f;  // log2(e)
   float* s = scratch;                                                   // (BQ, bk) fp32
   uint16_t* pb = reinterpret_cast<uint16_t*>(s + flash_block_q * bk);   // (BQ, bk) bf16
@@ -255,21 +259,22 @@ void amx_tile(const flash_problem& p, int64_t bh, int64_t q_tile, float* scratch
   }
   for (int64_t x = 0; x < rows_pad * d; ++x) o[x] = 0;
 
-  const uint32_t* panels = static_cast<const uint32_t*>(p.k_packed) + bh * blocks_k(p) * half * bk;
-  const uint32_t* vw = static_cast<const uint32_t*>(p.v_packed) + bh * v_pair_rows(p) * d;
+  const uint32_t* panels = static_cast<const uint32_t*>(p.k_packed) + bkv * blocks_k(p) * half * bk;
+  const uint32_t* vw = static_cast<const uint32_t*>(p.v_packed) + bkv * v_pair_rows(p) * d;
   Ops::configure();
-  for (int64_t j0 = 0; j0 < kv_end; j0 += bk) {
-    const int64_t n = min64(bk, kv_end - j0), n_pad = round_up(n, 32);
+  for (int64_t j0 = keys.j_start; j0 < keys.end; j0 += bk) {
+    const int64_t n = min64(bk, keys.end - j0), n_pad = round_up(n, 32);
     tile_gemm<Ops>(rows_pad, n_pad, d, qb, d, panels + (j0 / bk) * half * bk, bk, s, bk, false);
     for (int64_t r = 0; r < rows; ++r) {
       float* sr = s + r * bk;
       uint16_t* pr = pb + r * bk;
-      const int64_t visible = p.causal ? min64(n, i0 + r - j0 + 1) : n;
-      if (visible <= 0) {  // a causal row whose keys all lie after it in this block
+      int64_t lo, hi;
+      visible_in_block(p, keys, i0 + r, j0, n, lo, hi);
+      if (hi <= lo) {  // a row whose keys in this block all lie after it (causal) or before the first real one
         for (int64_t j = 0; j < n_pad; ++j) pr[j] = 0;
         continue;
       }
-      const float alpha = softmax_row<T>(sr, visible, n_pad, c, m[r], l[r]);
+      const float alpha = softmax_row<T>(sr, lo, hi, n_pad, c, m[r], l[r]);
       if (alpha != 1.0f && !p.planted_skip_rescale) scale_row<T>(o + r * d, d, alpha);
       for (int64_t j = 0; j < n_pad; j += 16)
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(pr + j), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(sr + j)));

@@ -50,7 +50,38 @@ inline uint16_t float_to_bf16(float f) {
 }
 
 inline int64_t key_length(const flash_problem& p, int64_t b) { return p.key_lengths ? p.key_lengths[b] : p.seq; }
+inline int64_t key_begin(const flash_problem& p, int64_t b) { return p.key_begins ? p.key_begins[b] : 0; }
 inline int64_t blocks_k(const flash_problem& p) { return (p.seq + p.block_k - 1) / p.block_k; }
+inline int64_t query_rows(const flash_problem& p) { return p.q_seq > 0 ? p.q_seq : p.seq; }
+inline int64_t kv_head_count(const flash_problem& p) { return p.kv_heads > 0 ? p.kv_heads : p.heads; }
+// The (batch, kv head) whose keys and values query head bh = b·heads + h reads.
+inline int64_t kv_index(const flash_problem& p, int64_t bh) {
+  const int64_t kvh = kv_head_count(p);
+  return (bh / p.heads) * kvh + (bh % p.heads) / (p.heads / kvh);
+}
+// How far right of its row index a causal query's last visible key lies (0 for an encoder).
+inline int64_t causal_offset(const flash_problem& p) { return p.causal ? p.seq - query_rows(p) : 0; }
+
+// The keys a tile of `rows` query rows from i0 reads: the blocks from j_start up to end.
+struct tile_keys {
+  int64_t begin = 0;  // the sample's first real key
+  int64_t end = 0;    // one past the last key any of the tile's rows sees
+  int64_t j_start = 0;  // the first key block visited (a multiple of block_k)
+};
+inline tile_keys keys_for_tile(const flash_problem& p, int64_t b, int64_t i0, int64_t rows) {
+  tile_keys t;
+  const int64_t len = key_length(p, b);
+  t.begin = key_begin(p, b);
+  t.end = p.causal ? min64(len, i0 + rows + causal_offset(p)) : len;
+  t.j_start = t.begin / p.block_k * p.block_k;
+  return t;
+}
+// Row r's visible keys within the block [j0, j0 + n): [lo, hi), empty when hi <= lo.
+inline void visible_in_block(const flash_problem& p, const tile_keys& t, int64_t row, int64_t j0, int64_t n,
+                             int64_t& lo, int64_t& hi) {
+  lo = max64(0, t.begin - j0);
+  hi = p.causal ? min64(n, row + causal_offset(p) - j0 + 1) : n;
+}
 
 // --- GEMM: C (m × n) = or += A (m × k) · B (k × n), n a multiple of T::W ----------------------
 // The micro-kernel keeps an MR × NV·W block of C in registers and streams k: per step NV vector
@@ -123,11 +154,12 @@ inline void gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
 }
 
 // --- the online softmax over one row of a block of scores -----------------------------------
-// s: n_pad scores (n_pad a multiple of T::W), of which the first `visible` are real; on return
-// s holds p = 2^(c·s − m') there and 0 after. m, l: the row's running max (log2 units) and sum.
-// Returns α = 2^(m − m'), by which the row's output accumulator must be scaled.
+// s: n_pad scores (n_pad a multiple of T::W), of which [first, visible) are real (first <
+// visible); on return s holds p = 2^(c·s − m') there and 0 elsewhere. m, l: the row's running max
+// (log2 units) and sum. Returns α = 2^(m − m'), by which the row's output accumulator must be scaled.
 template <class T>
-inline float softmax_row(float* s, int64_t visible, int64_t n_pad, float c, float& m, float& l) {
+inline float softmax_row(float* s, int64_t first, int64_t visible, int64_t n_pad, float c, float& m, float& l) {
+  for (int64_t j = 0; j < first; ++j) s[j] = neg_inf();
   for (int64_t j = visible; j < n_pad; ++j) s[j] = neg_inf();
   typename T::vec vmax = T::set1(neg_inf());
   for (int64_t j = 0; j < n_pad; j += T::W) vmax = T::max(vmax, T::load(s + j));
@@ -142,6 +174,10 @@ inline float softmax_row(float* s, int64_t visible, int64_t n_pad, float c, floa
   }
   // exp2 of −∞ is clamped, not exactly 0: the masked tail must not reach P·V at all.
   float tail = 0;
+  for (int64_t j = 0; j < first; ++j) {
+    tail += s[j];
+    s[j] = 0;
+  }
   for (int64_t j = visible; j < n_pad; ++j) {
     tail += s[j];
     s[j] = 0;
@@ -163,7 +199,7 @@ inline void write_rows(const flash_problem& p, int64_t b, int64_t h, int64_t i0,
   const int64_t d = p.head_dim;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t off = b * p.o_stride[0] + h * p.o_stride[1] + (i0 + r) * p.o_stride[2];
-    const float inv = 1.0f / l[r];
+    const float inv = l[r] > 0 ? 1.0f / l[r] : 0.0f;  // a row with no visible key (a pad query) is 0
     if (p.bf16) {
       uint16_t* dst = static_cast<uint16_t*>(p.out) + off;
       for (int64_t j = 0; j < d; ++j) dst[j] = float_to_bf16(o[r * d + j] * inv);
@@ -178,10 +214,10 @@ inline void write_rows(const flash_problem& p, int64_t b, int64_t h, int64_t i0,
 // k_packed: per (b, h) and key block, the block's Kᵀ as a (head_dim × block_k) panel, zero past
 // the last real key up to the vector width. v_packed (bf16 inputs only): V widened, (seq × d).
 inline int64_t f32_k_packed_bytes(const flash_problem& p) {
-  return p.batch * p.heads * blocks_k(p) * p.head_dim * p.block_k * 4;
+  return p.batch * kv_head_count(p) * blocks_k(p) * p.head_dim * p.block_k * 4;
 }
 inline int64_t f32_v_packed_bytes(const flash_problem& p) {
-  return p.bf16 ? p.batch * p.heads * p.seq * p.head_dim * 4 : 0;
+  return p.bf16 ? p.batch * kv_head_count(p) * p.seq * p.head_dim * 4 : 0;
 }
 // Scores (BQ × block_k), output accumulator and widened queries (BQ × d each), m and l.
 inline int64_t f32_scratch_floats(const flash_problem& p) {
@@ -192,36 +228,38 @@ inline float load_element(const flash_problem& p, const void* base, int64_t inde
   return p.bf16 ? bf16_to_float(static_cast<const uint16_t*>(base)[index]) : static_cast<const float*>(base)[index];
 }
 
+// Keys before the sample's first real key are packed as zeros: never read.
 template <class T>
-void f32_pack(const flash_problem& p, int64_t bh) {
-  const int64_t b = bh / p.heads, h = bh % p.heads, d = p.head_dim, bk = p.block_k;
-  const int64_t len = key_length(p, b);
-  const int64_t k_base = b * p.k_stride[0] + h * p.k_stride[1];
-  float* panels = static_cast<float*>(p.k_packed) + bh * blocks_k(p) * d * bk;
-  for (int64_t j0 = 0; j0 < len; j0 += bk) {
+void f32_pack(const flash_problem& p, int64_t bkv) {
+  const int64_t kvh = kv_head_count(p), b = bkv / kvh, g = bkv % kvh, d = p.head_dim, bk = p.block_k;
+  const int64_t len = key_length(p, b), begin = key_begin(p, b);
+  const int64_t k_base = b * p.k_stride[0] + g * p.k_stride[1];
+  float* panels = static_cast<float*>(p.k_packed) + bkv * blocks_k(p) * d * bk;
+  for (int64_t j0 = begin / bk * bk; j0 < len; j0 += bk) {
     float* panel = panels + (j0 / bk) * d * bk;  // (d, bk)
     const int64_t n = min64(bk, len - j0), n_pad = min64(bk, round_up(n, T::W));
     for (int64_t jj = 0; jj < n; ++jj) {
       const int64_t row = k_base + (j0 + jj) * p.k_stride[2];
-      for (int64_t e = 0; e < d; ++e) panel[e * bk + jj] = load_element(p, p.k, row + e);
+      for (int64_t e = 0; e < d; ++e) panel[e * bk + jj] = j0 + jj < begin ? 0.0f : load_element(p, p.k, row + e);
     }
     for (int64_t e = 0; e < d; ++e)
       for (int64_t jj = n; jj < n_pad; ++jj) panel[e * bk + jj] = 0;
   }
   if (p.bf16) {
-    const int64_t v_base = b * p.v_stride[0] + h * p.v_stride[1];
-    float* vf = static_cast<float*>(p.v_packed) + bh * p.seq * d;
-    for (int64_t j = 0; j < len; ++j)
-      for (int64_t e = 0; e < d; ++e) vf[j * d + e] = load_element(p, p.v, v_base + j * p.v_stride[2] + e);
+    const int64_t v_base = b * p.v_stride[0] + g * p.v_stride[1];
+    float* vf = static_cast<float*>(p.v_packed) + bkv * p.seq * d;
+    for (int64_t j = begin / bk * bk; j < len; ++j)
+      for (int64_t e = 0; e < d; ++e)
+        vf[j * d + e] = j < begin ? 0.0f : load_element(p, p.v, v_base + j * p.v_stride[2] + e);
   }
 }
 
 template <class T>
 void f32_tile(const flash_problem& p, int64_t bh, int64_t q_tile, float* scratch) {
   const int64_t b = bh / p.heads, h = bh % p.heads, d = p.head_dim, bk = p.block_k;
-  const int64_t i0 = q_tile * flash_block_q, rows = min64(flash_block_q, p.seq - i0);
-  const int64_t len = key_length(p, b);
-  const int64_t kv_end = p.causal ? min64(len, i0 + rows) : len;
+  const int64_t bkv = kv_index(p, bh), g = bkv % kv_head_count(p);
+  const int64_t i0 = q_tile * flash_block_q, rows = min64(flash_block_q, query_rows(p) - i0);
+  const tile_keys keys = keys_for_tile(p, b, i0, rows);
   const float c = p.scale * 1.4426950408889634f;  // log2(e)
   float* s = scratch;                   // (BQ, bk)
   float* o = s + flash_block_q * bk;    // (BQ, d)
@@ -244,33 +282,36 @@ void f32_tile(const flash_problem& p, int64_t bh, int64_t q_tile, float* scratch
   const float* v;
   int64_t ldv;
   if (p.bf16) {
-    v = static_cast<const float*>(p.v_packed) + bh * p.seq * d;
+    v = static_cast<const float*>(p.v_packed) + bkv * p.seq * d;
     ldv = d;
   } else {
-    v = static_cast<const float*>(p.v) + b * p.v_stride[0] + h * p.v_stride[1];
+    v = static_cast<const float*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
     ldv = p.v_stride[2];
   }
-  const float* panels = static_cast<const float*>(p.k_packed) + bh * blocks_k(p) * d * bk;
+  const float* panels = static_cast<const float*>(p.k_packed) + bkv * blocks_k(p) * d * bk;
   for (int64_t r = 0; r < rows; ++r) {
     m[r] = neg_inf();
     l[r] = 0;
   }
   for (int64_t x = 0; x < rows * d; ++x) o[x] = 0;
 
-  for (int64_t j0 = 0; j0 < kv_end; j0 += bk) {
-    const int64_t n = min64(bk, kv_end - j0), n_pad = round_up(n, T::W);
+  for (int64_t j0 = keys.j_start; j0 < keys.end; j0 += bk) {
+    const int64_t n = min64(bk, keys.end - j0), n_pad = round_up(n, T::W);
     gemm<T, T::qk_mr, T::qk_nv>(rows, n_pad, d, q, ldq, panels + (j0 / bk) * d * bk, bk, s, bk, false);
     for (int64_t r = 0; r < rows; ++r) {
       float* sr = s + r * bk;
-      const int64_t visible = p.causal ? min64(n, i0 + r - j0 + 1) : n;
-      if (visible <= 0) {  // a causal row whose keys all lie after it in this block
+      int64_t lo, hi;
+      visible_in_block(p, keys, i0 + r, j0, n, lo, hi);
+      if (hi <= lo) {  // a row whose keys in this block all lie after it (causal) or before the first real one
         for (int64_t j = 0; j < n_pad; ++j) sr[j] = 0;
         continue;
       }
-      const float alpha = softmax_row<T>(sr, visible, n_pad, c, m[r], l[r]);
+      const float alpha = softmax_row<T>(sr, lo, hi, n_pad, c, m[r], l[r]);
       if (alpha != 1.0f && !p.planted_skip_rescale) scale_row<T>(o + r * d, d, alpha);
     }
-    gemm<T, T::pv_mr, T::pv_nv>(rows, d, n, s, bk, v + j0 * ldv, ldv, o, d, true);
+    // Keys before the first real one have p = 0 and are not read: V there may hold anything.
+    const int64_t first = max64(0, keys.begin - j0);
+    gemm<T, T::pv_mr, T::pv_nv>(rows, d, n - first, s + first, bk, v + (j0 + first) * ldv, ldv, o, d, true);
   }
   write_rows(p, b, h, i0, rows, o, l);
 }

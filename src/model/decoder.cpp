@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cpu/flash_attention.hpp"
+#include "kernels/kernel_catalog.hpp"
 #include "model/int8_linear.hpp"
 #include "model/packed_linear.hpp"
 
@@ -144,8 +146,19 @@ torch::Tensor DecoderBlockImpl::attend(const torch::Tensor& q, const torch::Tens
     return at::scaled_dot_product_attention(qq, k, v, mask, 0.0, causal, std::nullopt,
                                             /*enable_gqa=*/d_.kv_heads != d_.heads);
   }
+  if (how.kind == attention_kind::custom) {
+    // cpu-flash reads the cache in place: grouped-query heads without a copy, causal rows aligned
+    // bottom-right (query i of T sees keys up to L − T + i), and a left-padded row's pad keys
+    // skipped from its first real one, the column its last (always real) query row first keeps.
+    const std::string name = how.kernel.empty() ? std::string(default_kernel(q.is_cuda())) : how.kernel;
+    TORCH_CHECK(name == "cpu-flash" && q.device().is_cpu(), "decoder attention runs the custom kernel \"cpu-flash\" "
+                "on the CPU only; \"", name, "\" on ", q.device(), " takes no KV cache yet");
+    torch::Tensor begins;
+    if (keep.defined() && keep.dim() == 4) begins = keep.select(1, 0).select(1, t - 1).to(torch::kInt).argmax(-1);
+    return cpu_flash_attention_cached(qq, k, v, /*causal=*/true, begins);
+  }
   TORCH_CHECK(how.kind == attention_kind::naive,
-              "decoder attention runs \"naive\" or \"sdpa\"; \"custom\" kernels take no KV cache yet");
+              "decoder attention runs \"naive\", \"sdpa\" or \"custom\" (cpu-flash)");
   const int64_t groups = d_.heads / d_.kv_heads;
   const auto kk = groups > 1 ? k.repeat_interleave(groups, 1) : k;
   const auto vv = groups > 1 ? v.repeat_interleave(groups, 1) : v;

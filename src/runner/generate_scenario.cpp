@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/flash_attention.hpp"
 #include "kernels/cpu/int8_gemv.hpp"
+#include "kernels/kernel_catalog.hpp"
 #include "model/int8_linear.hpp"
 #include "report/ceilings.hpp"
 #include "report/metric_text.hpp"
@@ -120,7 +121,12 @@ std::optional<std::string> decoder_skip_reason(const variant_config& vc, const v
   if (vc.parallel) unsupported.emplace_back("parallel");
   if (vc.pipeline) unsupported.emplace_back("pipeline");
   if (vc.checkpointing.policy != checkpoint_policy::none) unsupported.emplace_back("checkpointing");
-  if (vc.attention == attention_kind::custom) unsupported.emplace_back("custom attention kernels");
+  if (vc.attention == attention_kind::custom) {
+    const std::string kernel = vc.kernel.empty() ? std::string(default_kernel(device.is_cuda())) : vc.kernel;
+    if (kernel != "cpu-flash" || !device.is_cpu())
+      unsupported.push_back(fmt::format("the custom kernel \"{}\" on {} (only cpu-flash, on the CPU, reads a KV cache)",
+                                        kernel, device.str()));
+  }
   const bool precision_owner = p.precision.label == "bf16" || p.precision.label == "fp16" ||
                                p.precision.label == "int8" || p.precision.label == "int8-weight-only";
   if (p.owner && !precision_owner)
@@ -138,6 +144,7 @@ decoder_variant_model prepare_decoder_model(const DecoderLM& base, const variant
   v.how.kind = vc.attention;
   v.how.backend = vc.backend;
   v.how.causal = true;
+  v.how.kernel = vc.kernel;
   v.autocast = p.precision.autocast;
   const std::string& dtype = p.precision.dtype;
   if (p.precision.autocast) {
@@ -162,6 +169,13 @@ decoder_variant_model prepare_decoder_model(const DecoderLM& base, const variant
   } else {
     v.model = base;
     v.cache_dtype = torch::kFloat;
+  }
+  if (vc.attention == attention_kind::custom) {
+    const std::string note = cpu_flash_amx_note();
+    v.notes.push_back(fmt::format("attention: cpu-flash against the KV cache, the {} code path{} "
+                                  "(kernels/cpu/flash_attention.hpp)",
+                                  to_string(cpu_flash_path(v.cache_dtype, base->dims().head_dim)),
+                                  note.empty() ? "" : " (" + note + ")"));
   }
   return v;
 }

@@ -160,6 +160,122 @@ TEST_CASE("cpu-flash: the AMX path matches the float64 reference", "[kernels]") 
         }
 }
 
+namespace {
+
+// A decoder's attention in float64: q (B, H, T, D) at the T newest of S positions, k, v (B, Hkv,
+// S, D); query i sees keys [begin_b, S − T + i] (causal) or [begin_b, S); no key at all gives 0.
+torch::Tensor reference_cached(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal,
+                               const std::vector<int64_t>& begins) {
+  const int64_t b = q.size(0), h = q.size(1), t = q.size(2), s = k.size(2), groups = h / k.size(1);
+  const auto qd = q.to(torch::kDouble), kd = k.to(torch::kDouble).repeat_interleave(groups, 1),
+             vd = v.to(torch::kDouble).repeat_interleave(groups, 1);
+  auto scores = torch::matmul(qd, kd.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(3)));
+  auto keep = torch::ones({b, 1, t, s}, torch::kBool);
+  const auto cols = torch::arange(s, torch::kLong).view({1, s});
+  const auto rows = torch::arange(t, torch::kLong).view({t, 1}) + (s - t);
+  for (int64_t i = 0; i < b; ++i) {
+    auto m = cols >= (begins.empty() ? 0 : begins[static_cast<std::size_t>(i)]);
+    if (causal) m = m & (cols <= rows);
+    keep[i][0].copy_(m.expand({t, s}));
+  }
+  scores = scores.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+  auto probs = torch::softmax(scores, -1).nan_to_num(0.0);  // a row with no key: all −∞ → NaN → 0
+  return torch::matmul(probs, vd).to(q.scalar_type());
+}
+
+// q (B, H, T, D) strided as a projection's view; k, v the first S positions of a (B, Hkv, C, D)
+// cache with room for more, as the decoder's KV cache is.
+qkv cached_inputs(int64_t b, int64_t h, int64_t kvh, int64_t t, int64_t s, int64_t d, c10::ScalarType dtype,
+                  uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const auto q = at::normal(0.0, 1.0, {b, t, h, d}, gen).to(dtype).transpose(1, 2);
+  const auto k = at::normal(0.0, 1.0, {b, kvh, s + 7, d}, gen).to(dtype).narrow(2, 0, s);
+  const auto v = at::normal(0.0, 1.0, {b, kvh, s + 7, d}, gen).to(dtype).narrow(2, 0, s);
+  return {q, k, v};
+}
+
+}  // namespace
+
+TEST_CASE("cpu-flash: decoder calls against a KV cache match the float64 reference", "[kernels][decoder]") {
+  // Prefill (T = S), one-query decode steps (T = 1) and chunks (1 < T < S), grouped-query heads,
+  // bottom-right causal rows, and left padding (a first real key per sample) on every code path.
+  struct shape {
+    int64_t t, s;
+  };
+  const std::vector<shape> shapes{{1, 1}, {1, 17}, {1, 300}, {5, 300}, {65, 65}, {70, 300}};
+  auto isas = cpu_flash_isas();
+  for (flash_isa isa : isas)
+    for (auto dtype : {torch::kFloat, torch::kBFloat16})
+      for (int64_t d : {32, 64})
+        for (const shape& sh : shapes)
+          for (int64_t kvh : {4, 2, 1})
+            for (bool causal : {false, true})
+              for (bool padded : {false, true}) {
+                const int64_t b = 3, h = 4;
+                const auto in = cached_inputs(b, h, kvh, sh.t, sh.s, d, dtype, static_cast<uint64_t>(sh.s * 31 + sh.t + d));
+                // First real keys: none, a few, the last key only (a sample whose every row but the
+                // last sees nothing when causal).
+                const std::vector<int64_t> begins =
+                    padded ? std::vector<int64_t>{0, std::min<int64_t>(3, sh.s - 1), sh.s - 1} : std::vector<int64_t>{};
+                const auto ref = reference_cached(in.q, in.k, in.v, causal, begins);
+                const auto out = cpu_flash_attention_cached(in.q, in.k, in.v, causal,
+                                                            padded ? torch::tensor(begins, torch::kLong) : torch::Tensor(),
+                                                            {isa});
+                INFO(to_string(isa) << " " << c10::toString(dtype) << " D=" << d << " T=" << sh.t << " S=" << sh.s
+                                    << " kv_heads=" << kvh << (causal ? " causal" : "") << (padded ? " padded" : ""));
+                REQUIRE(out.sizes() == in.q.sizes());
+                CHECK(rel_l2(out, ref) <= tolerance(dtype));
+              }
+  // The AMX path's layouts on its tile model, where the CPU can run it.
+  if (std::find(isas.begin(), isas.end(), flash_isa::avx512_bf16) != isas.end()) {
+    cpu_flash_options model;
+    model.amx_tile_model = true;
+    for (const shape& sh : shapes)
+      for (bool causal : {false, true}) {
+        const auto in = cached_inputs(3, 4, 2, sh.t, sh.s, 64, torch::kBFloat16, static_cast<uint64_t>(sh.s + sh.t));
+        const std::vector<int64_t> begins{0, std::min<int64_t>(3, sh.s - 1), sh.s - 1};
+        INFO("tile model T=" << sh.t << " S=" << sh.s << (causal ? " causal" : ""));
+        CHECK(rel_l2(cpu_flash_attention_cached(in.q, in.k, in.v, causal, torch::tensor(begins, torch::kLong), model),
+                     reference_cached(in.q, in.k, in.v, causal, begins)) <= attention_tolerance_bf16);
+      }
+  }
+}
+
+TEST_CASE("cpu-flash: keys before a sample's first real key are never read", "[kernels][decoder]") {
+  cpu_flash_options model;
+  model.amx_tile_model = true;
+  const auto isas = cpu_flash_isas();
+  const bool has_model = std::find(isas.begin(), isas.end(), flash_isa::avx512_bf16) != isas.end();
+  for (flash_isa isa : isas)
+    for (auto dtype : {torch::kFloat, torch::kBFloat16})
+      for (bool on_model : {false, true}) {
+        if (on_model && (!has_model || dtype != torch::kBFloat16 || isa != isas.back())) continue;
+        const int64_t s = 300, first = 261;  // the pad run crosses a key block
+        auto in = cached_inputs(2, 4, 2, 1, s, 64, dtype, 23);
+        const auto begins = torch::tensor({first, int64_t{0}}, torch::kLong);
+        const cpu_flash_options o = on_model ? model : cpu_flash_options{isa};
+        const auto before = cpu_flash_attention_cached(in.q, in.k, in.v, true, begins, o);
+        in.k[0].slice(1, 0, first).fill_(std::nan(""));
+        in.v[0].slice(1, 0, first).fill_(std::nan(""));
+        const auto after = cpu_flash_attention_cached(in.q, in.k, in.v, true, begins, o);
+        INFO(to_string(isa) << " " << c10::toString(dtype) << (on_model ? " (tile model)" : ""));
+        CHECK(torch::equal(before[0], after[0]));
+      }
+}
+
+TEST_CASE("cpu-flash: a decoder call refuses shapes it cannot compute, by name", "[kernels][decoder]") {
+  const auto in = cached_inputs(2, 4, 2, 3, 16, 32, torch::kFloat, 3);
+  CHECK_THROWS_WITH(cpu_flash_attention_cached(in.q, in.k, in.q, false), Catch::Contains("of one shape"));
+  CHECK_THROWS_WITH(cpu_flash_attention_cached(in.q, in.k.narrow(2, 0, 2), in.v.narrow(2, 0, 2), true),
+                    Catch::Contains("T <= S"));
+  const auto three = cached_inputs(2, 4, 3, 3, 16, 32, torch::kFloat, 3);
+  CHECK_THROWS_WITH(cpu_flash_attention_cached(three.q, three.k, three.v, true), Catch::Contains("multiple of the key/value heads"));
+  CHECK_THROWS_WITH(cpu_flash_attention_cached(in.q, in.k, in.v, true, torch::tensor({0, 16}, torch::kLong)),
+                    Catch::Contains("first real key"));
+  CHECK_THROWS_WITH(cpu_flash_attention_cached(in.q, in.k, in.v, true, torch::tensor({0}, torch::kLong)),
+                    Catch::Contains("key_begins must be (B)"));
+}
+
 TEST_CASE("cpu-flash: padded keys are never read", "[kernels]") {
   for (flash_isa isa : cpu_flash_isas())
     for (auto dtype : {torch::kFloat, torch::kBFloat16}) {

@@ -47,7 +47,7 @@ double rel_l2(const torch::Tensor& a, const torch::Tensor& b) {
 TEST_CASE("decoder: prefill plus cached decode steps give a full forward's logits", "[model][decoder]") {
   torch::NoGradGuard no_grad;
   for (const auto family : {model_family::gpt2, model_family::llama}) {
-    for (const auto kind : {attention_kind::sdpa, attention_kind::naive}) {
+    for (const auto kind : {attention_kind::sdpa, attention_kind::naive, attention_kind::custom}) {
       INFO(to_string(family) << " " << to_string(kind));
       DecoderLM m(tiny_decoder(family));
       m->init_weights(7);
@@ -105,7 +105,7 @@ TEST_CASE("decoder: greedy generation is the argmax of the teacher-forced logits
 TEST_CASE("decoder: a left-padded batch generates each prompt's own tokens and logits", "[model][decoder]") {
   torch::NoGradGuard no_grad;
   for (const auto family : {model_family::gpt2, model_family::llama}) {
-    for (const auto kind : {attention_kind::sdpa, attention_kind::naive}) {
+    for (const auto kind : {attention_kind::sdpa, attention_kind::naive, attention_kind::custom}) {
       INFO(to_string(family) << " " << to_string(kind));
       DecoderLM m(tiny_decoder(family));
       m->init_weights(5);

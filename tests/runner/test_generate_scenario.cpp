@@ -11,6 +11,7 @@
 #include "report/metric.hpp"
 #include "report/result_json.hpp"
 #include "report/sweep_writers.hpp"
+#include "runner/generate_scenario.hpp"
 #include "runner/runner.hpp"
 #include "runner/sweep_runner.hpp"
 #include "test_support.hpp"
@@ -229,4 +230,53 @@ TEST_CASE("generate scenario: continuous batching offline, and generation served
   const std::string md = markdown_server_tables(r);
   CHECK(md.find("TTFT p99 (ms)") != std::string::npos);
   CHECK(md.find("The bound is TTFT p99") != std::string::npos);
+}
+
+TEST_CASE("generate scenario: cpu-flash attends against the KV cache and decodes the baseline's tokens",
+          "[runner][decoder][kernels]") {
+  // The custom kernel in every way the scenario steps a decoder: one prompt at a time, left-padded
+  // static batches (pad keys skipped per row), continuous batching (a cache per row), and under
+  // bf16; a kernel without a KV-cache entry point (cuda-flash2, on a GPU) is SKIPPED with its reason.
+  ordered_json doc = generate_doc("llama-tiny");
+  doc["variants"] = ordered_json::parse(R"([
+    {"name": "baseline", "attention": "sdpa"},
+    {"name": "cpu-flash", "attention": "cpu-flash"},
+    {"name": "cpu-flash-batch-3", "attention": "custom", "batching": {"batch_size": 3}},
+    {"name": "cpu-flash-continuous", "attention": "custom",
+     "batching": {"kind": "dynamic", "max_batch_size": 3, "max_tokens": 48}},
+    {"name": "cpu-flash-bf16", "attention": "custom", "precision": "bf16"}
+  ])");
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  const auto outcome = run_experiment(cfg, opts);
+  const run_result& r = outcome.result;
+  REQUIRE(r.variants.size() == 5);
+  for (std::size_t i = 1; i < 4; ++i) {
+    const variant_result& v = r.variants[i];
+    INFO(v.name << ": " << v.reason);
+    CHECK(v.status == status_kind::pass);
+    CHECK(metric_of(v, "sequences_identical") == 5);
+    CHECK(torch::equal(outcome.outputs.at(v.name), outcome.outputs.at("baseline")));
+    CHECK(v.check.rel_l2 < 1e-5);  // fp32 cpu-flash against SDPA, teacher-forced
+    const bool noted = std::any_of(v.notes.begin(), v.notes.end(), [](const std::string& n) {
+      return n.find("cpu-flash against the KV cache") != std::string::npos;
+    });
+    CHECK(noted);
+  }
+  CHECK(r.variants[2].padding_efficiency < 1.0);  // the left-padded batches really were padded
+  const variant_result& bf16 = r.variants[4];
+  INFO(bf16.reason);
+  CHECK(bf16.status != status_kind::skipped);
+  CHECK(bf16.check.rel_l2 < 5e-2);
+  variant_config cuda;
+  cuda.attention = attention_kind::custom;
+  cuda.kernel = "cuda-flash2";
+  const auto why = decoder_skip_reason(cuda, variant_plan{}, torch::Device(torch::kCUDA));
+  REQUIRE(why);
+  CHECK(why->find("cuda-flash2") != std::string::npos);
+  CHECK(why->find("reads a KV cache") != std::string::npos);
+  variant_config cpu_flash;
+  cpu_flash.attention = attention_kind::custom;
+  CHECK_FALSE(decoder_skip_reason(cpu_flash, variant_plan{}, torch::kCPU));  // the CPU's default kernel runs
 }
