@@ -335,8 +335,10 @@ torch::Tensor DecoderLMImpl::hidden_states(const torch::Tensor& ids, kv_cache& c
       sin = sin.view({ids.size(0), 1, t, d_.head_dim});
     }
   }
-  for (std::size_t i = 0; i < blocks_->size(); ++i)
-    x = blocks_->ptr<DecoderBlockImpl>(i)->forward(x, cache.keys[i], cache.values[i], start, cos, sin, how_, keep);
+  for (std::size_t i = 0; i < blocks_->size(); ++i) {
+    x = acquire(i).forward(x, cache.keys[i], cache.values[i], start, cos, sin, how_, keep);
+    release(i);
+  }
   cache.length = start + t;
   return d_.family == model_family::gpt2 ? ln_f_(x) : rms_norm(x, norm_f_, d_.norm_eps);
 }
@@ -376,8 +378,10 @@ torch::Tensor DecoderLMImpl::step_rows(const torch::Tensor& ids, const std::vect
     cos = cos.view({b, 1, 1, d_.head_dim});
     sin = sin.view({b, 1, 1, d_.head_dim});
   }
-  for (std::size_t i = 0; i < blocks_->size(); ++i)
-    x = blocks_->ptr<DecoderBlockImpl>(i)->forward_rows(x, caches, i, cos, sin, how_);
+  for (std::size_t i = 0; i < blocks_->size(); ++i) {
+    x = acquire(i).forward_rows(x, caches, i, cos, sin, how_);
+    release(i);
+  }
   for (kv_cache* c : caches) ++c->length;
   const auto h = (d_.family == model_family::gpt2 ? ln_f_(x) : rms_norm(x, norm_f_, d_.norm_eps)).select(1, 0);
   const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : plain_linear(lm_head_, h);

@@ -117,9 +117,25 @@ class DecoderLMImpl : public torch::nn::Module {
   const decoder_dims& dims() const { return d_; }
   // The parameters' dtype (the KV cache's, where no autocast runs).
   torch::ScalarType dtype() const { return wte_->weight.scalar_type(); }
+  // Block i of the model's own (the host weights an offloaded variant streams from).
+  DecoderBlockImpl& block(std::size_t i) { return *blocks_->ptr<DecoderBlockImpl>(i); }
+
+  // Where each block's weights come from in a forward (offloading, techniques/decoder_offload.hpp):
+  // acquire(i) returns the block that computes layer i (a slot holding layer i's weights), and
+  // release(i) follows its forward. Unset: the model's own blocks.
+  struct block_source {
+    std::function<DecoderBlockImpl&(std::size_t layer)> acquire;
+    std::function<void(std::size_t layer)> release;
+  };
+  void set_block_source(block_source source) { source_ = std::move(source); }
 
  private:
   torch::Tensor hidden_states(const torch::Tensor& ids, kv_cache& cache);
+  DecoderBlockImpl& acquire(std::size_t i) { return source_.acquire ? source_.acquire(i) : block(i); }
+  void release(std::size_t i) {
+    if (source_.release) source_.release(i);
+  }
+  block_source source_;
   std::pair<torch::Tensor, torch::Tensor> rotary_tables(const torch::Tensor& positions) const;
   decoder_dims d_;
   attention_settings how_;

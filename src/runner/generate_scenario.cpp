@@ -17,6 +17,7 @@
 #include "runner/generate_server.hpp"
 #include "runner/memory_tracker.hpp"
 #include "stats/summary.hpp"
+#include "techniques/decoder_offload.hpp"
 #include "techniques/precision.hpp"
 
 namespace attnbench {
@@ -77,6 +78,8 @@ struct generate_variant {
   std::optional<generation_engine::settings> continuous;  // dynamic batching: the engine's settings
   generation_engine::settings served;                     // the server scenario's engine
   std::vector<pass_record> timed;
+  std::shared_ptr<decoder_offload> offload;  // offloaded blocks: the streamer the model's forwards use
+  int64_t offload_forwards_per_pass = 0;     // measured over a timed pass
 };
 
 token_comparison compare_tokens(const torch::Tensor& variant, const torch::Tensor& baseline) {
@@ -117,7 +120,6 @@ generate_scenario::~generate_scenario() = default;
 
 std::optional<std::string> decoder_skip_reason(const variant_config& vc, const variant_plan& p, torch::Device device) {
   std::vector<std::string> unsupported;
-  if (vc.offload) unsupported.emplace_back("offload");
   if (vc.parallel) unsupported.emplace_back("parallel");
   if (vc.pipeline) unsupported.emplace_back("pipeline");
   if (vc.checkpointing.policy != checkpoint_policy::none) unsupported.emplace_back("checkpointing");
@@ -135,6 +137,8 @@ std::optional<std::string> decoder_skip_reason(const variant_config& vc, const v
     return fmt::format("the generate scenario does not run {} yet (built for the encoder's executors)",
                        fmt::join(unsupported, ", "));
   if (p.precision.dtype == "int8" && !device.is_cpu()) return std::string("int8 linears run on the CPU only");
+  if (vc.offload)
+    if (auto why = decoder_offload_skip_reason(*vc.offload, device, p.precision.label)) return why;
   return p.skip_reason;
 }
 
@@ -170,6 +174,14 @@ decoder_variant_model prepare_decoder_model(const DecoderLM& base, const variant
     v.model = base;
     v.cache_dtype = torch::kFloat;
   }
+  if (vc.offload) {
+    // The variant's own copy: its blocks' weights become the host side, streamed into slots.
+    if (v.model.get() == base.get()) v.model = copy_decoder(base, torch::kFloat);
+    v.offload = std::make_shared<decoder_offload>(v.model, *vc.offload);
+    v.notes.push_back(fmt::format("offload: the {} blocks stream from host memory into {} slot(s) before each block "
+                                  "computes, in every forward (target cpu: synchronous copies, all exposed)",
+                                  base->dims().layers, v.offload->streamer().resident_bound()));
+  }
   if (vc.attention == attention_kind::custom) {
     const std::string note = cpu_flash_amx_note();
     v.notes.push_back(fmt::format("attention: cpu-flash against the KV cache, the {} code path{} "
@@ -195,6 +207,7 @@ void generate_scenario::prepare(std::size_t i, variant_result& r) {
   v->how = m.how;
   v->autocast = m.autocast;
   v->cache_dtype = m.cache_dtype;
+  v->offload = m.offload;
   r.notes.insert(r.notes.end(), m.notes.begin(), m.notes.end());
   if (m.int8_weight_bits > 0)
     set_metric(r.metrics, {"int8_weight_bits", static_cast<double>(m.int8_weight_bits), metric_unit::count,
@@ -277,6 +290,15 @@ pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
   if (keep) v.tokens = torch::empty({static_cast<int64_t>(data_.samples.size()), new_tokens}, torch::kLong);
   pass_record rec;
   pass_timing t;
+  const int64_t forwards_before = v.offload ? v.offload->forwards() : 0;
+  struct count_forwards {  // on every return: the model forwards one timed pass ran, offloaded
+    generate_variant& v;
+    int64_t before;
+    bool timed;
+    ~count_forwards() {
+      if (v.offload && timed) v.offload_forwards_per_pass = v.offload->forwards() - before;
+    }
+  } counter{v, forwards_before, timed};
   const auto t0 = pass_clock::now();
   if (v.continuous) {
     const autocast_scope amp(v.autocast, device_.type());
@@ -452,6 +474,7 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
 void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) {
   const auto& v = *variants_[i];
   if (v.timed.empty()) return;
+  if (v.offload) v.offload->annotate(r.offload, v.offload_forwards_per_pass);
   if (cfg_.scenario == "server" && base) serve(i, *base, r);
   std::vector<double> prefill, decode, ttft_pass, bandwidth;
   std::vector<double> steps, ttfts;

@@ -31,10 +31,10 @@
 //
 // What runs: fp32, "amp" (autocast), the bf16/fp16 casts, int8 (the block linears quantized as
 // the int8 technique quantizes an encoder's; the LM head stays fp32) and int8-weight-only (the
-// block linears on int8 weights and fp32 activations, kernels/cpu/int8_gemv.hpp), with naive or
-// sdpa attention.
-// Offloading, parallelism, pipelines, checkpointing and the other techniques
-// are SKIPPED with the reason: they are built for the encoder's executors.
+// block linears on int8 weights and fp32 activations, kernels/cpu/int8_gemv.hpp), with naive,
+// sdpa or cpu-flash attention, and offload (target "cpu": techniques/decoder_offload.hpp).
+// Parallelism, pipelines, checkpointing and the other techniques are SKIPPED with the reason:
+// they are built for the encoder's executors.
 #pragma once
 
 #include <map>
@@ -55,6 +55,7 @@
 
 namespace attnbench {
 
+class decoder_offload;
 struct generate_variant;  // a variant's model, batches, check-pass tokens and per-pass timings
 
 // How generated sequences compare: identical ones, and each other's first differing step.
@@ -79,6 +80,7 @@ struct decoder_variant_model {
   attention_settings how;
   std::vector<std::string> notes;  // what the report says of the variant's kernels
   int int8_weight_bits = 0;        // int8: the block linears' weight bits (7 where oneDNN saturates)
+  std::shared_ptr<decoder_offload> offload;  // offload: the streamer feeding the model's blocks
 };
 decoder_variant_model prepare_decoder_model(const DecoderLM& base, const variant_config& vc, const variant_plan& p);
 

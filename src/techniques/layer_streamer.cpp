@@ -38,7 +38,7 @@ double ms_since(clock_type::time_point t0) {
 }  // namespace
 
 struct layer_streamer::slot {
-  EncoderLayer module{nullptr};
+  std::shared_ptr<torch::nn::Module> module;
   std::vector<torch::Tensor> params;  // the module's parameters, on the device, in registration order
   int64_t layer = -1;                 // whose weights it holds (or is receiving)
 #ifdef ATTNBENCH_WITH_CUDA
@@ -83,6 +83,11 @@ struct layer_streamer::cuda_state {};
 
 layer_streamer::layer_streamer(const model_config& model, std::vector<std::vector<torch::Tensor>> host,
                                torch::Device device, int64_t prefetch, bool pinned)
+    : layer_streamer([&model] { return std::static_pointer_cast<torch::nn::Module>(EncoderLayer(model).ptr()); },
+                     std::move(host), device, prefetch, pinned) {}
+
+layer_streamer::layer_streamer(const slot_factory& make_slot, std::vector<std::vector<torch::Tensor>> host,
+                               torch::Device device, int64_t prefetch, bool pinned)
     : device_(device), pinned_(pinned), host_(std::move(host)) {
   TORCH_CHECK(!host_.empty(), "offload: the model has no encoder layers");
   TORCH_CHECK(prefetch >= 0, "offload: prefetch must be >= 0; got ", prefetch);
@@ -92,7 +97,7 @@ layer_streamer::layer_streamer(const model_config& model, std::vector<std::vecto
   const int64_t n_slots = std::min<int64_t>(prefetch + 1, layers());
   slots_.resize(static_cast<size_t>(n_slots));
   for (auto& s : slots_) {
-    s.module = EncoderLayer(model);
+    s.module = make_slot();
     s.module->eval();
     s.module->to(device_);
     s.params = s.module->parameters();
@@ -217,6 +222,12 @@ void layer_streamer::load(int64_t layer) {
 }
 
 EncoderLayer layer_streamer::wait_for(int64_t layer, const char* what) {
+  auto layer_module = std::dynamic_pointer_cast<EncoderLayerImpl>(wait_for_module(layer, what));
+  TORCH_CHECK(layer_module, "offload: the slots hold no encoder layers");
+  return EncoderLayer(layer_module);
+}
+
+std::shared_ptr<torch::nn::Module> layer_streamer::wait_for_module(int64_t layer, const char* what) {
   slot& s = slot_of(layer);
   TORCH_CHECK(s.layer == layer && resident_.count(layer) == 1, "offload: layer ", layer,
               " runs before its weights were loaded");

@@ -16,6 +16,7 @@
 // release() it once its work is queued.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -37,6 +38,11 @@ class layer_streamer {
   // copies from them are then asynchronous, and to_host returns page-locked tensors too).
   layer_streamer(const model_config& model, std::vector<std::vector<torch::Tensor>> host,
                  torch::Device device, int64_t prefetch, bool pinned);
+  // The same for any layer module (a decoder's blocks): make_slot builds one empty layer, built
+  // like every host layer (its parameters in the host layers' registration order).
+  using slot_factory = std::function<std::shared_ptr<torch::nn::Module>()>;
+  layer_streamer(const slot_factory& make_slot, std::vector<std::vector<torch::Tensor>> host, torch::Device device,
+                 int64_t prefetch, bool pinned);
   ~layer_streamer();
   layer_streamer(const layer_streamer&) = delete;
   layer_streamer& operator=(const layer_streamer&) = delete;
@@ -50,6 +56,8 @@ class layer_streamer {
   // Makes compute wait for `layer`'s weights (loaded before) and returns the slot module holding
   // them. `what` names the step in the schedule: "run" (forward) or "grad" (backward).
   EncoderLayer wait_for(int64_t layer, const char* what);
+  // wait_for for a streamer of any layer module: the slot module, as make_slot built it.
+  std::shared_ptr<torch::nn::Module> wait_for_module(int64_t layer, const char* what);
   // `layer`'s work is queued on the compute stream: its slot may be refilled.
   void release(int64_t layer);
   // A new sweep over the layers starts: forgets layers left resident by a sweep an error cut short.

@@ -12,6 +12,7 @@
 #include "report/result_json.hpp"
 #include "report/sweep_writers.hpp"
 #include "runner/generate_scenario.hpp"
+#include "techniques/decoder_offload.hpp"
 #include "runner/runner.hpp"
 #include "runner/sweep_runner.hpp"
 #include "test_support.hpp"
@@ -70,7 +71,6 @@ TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip w
   REQUIRE(outcome.outputs.count("baseline") == 1);
   CHECK(outcome.outputs.at("baseline").sizes() == torch::IntArrayRef({5, 5}));
   CHECK(torch::equal(outcome.outputs.at("naive"), outcome.outputs.at("baseline")));  // fp32: the same tokens
-  CHECK(outcome.outputs.count("offloaded") == 0);  // skipped: nothing generated
   CHECK(r.model.family == (preset == "gpt2-tiny" ? "gpt2" : "llama"));
   CHECK(r.model.kv_heads == (preset == "gpt2-tiny" ? 4 : 2));
   REQUIRE(r.variants.size() == 7);
@@ -123,16 +123,50 @@ TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip w
   CHECK(metric_of(r.variants[2], "weight_bytes") == 2.0 * static_cast<double>(r.model.parameters));
   CHECK(metric_of(w8, "weight_bytes") < 0.75 * metric_of(r.variants[0], "weight_bytes"));
   CHECK(metric_of(w8, "weight_bytes") > 0.25 * metric_of(r.variants[0], "weight_bytes"));
+  // Offloaded blocks (target cpu): streamed into prefetch + 1 slots in every forward, the same
+  // tokens and logits as the resident model, the copies counted.
   const variant_result& off = r.variants[6];
-  CHECK(off.status == status_kind::skipped);
-  CHECK(off.reason.find("does not run offload") != std::string::npos);
-  CHECK(off.throughput.samples.empty());
+  INFO(off.reason);
+  CHECK(off.status == status_kind::pass);
+  CHECK(torch::equal(outcome.outputs.at("offloaded"), outcome.outputs.at("baseline")));
+  CHECK(off.check.rel_l2 < 1e-6);
+  REQUIRE(off.offload.used);
+  CHECK(off.offload.target == "cpu");
+  CHECK(off.offload.layers == 2);
+  CHECK(off.offload.resident_bound == 2);
+  CHECK(off.offload.max_resident_layers <= off.offload.resident_bound);
+  CHECK(off.offload.resident_weight_bytes <= off.offload.full_weight_bytes);  // 2 slots for 2 blocks: equal
+  // Every block copied once per forward: 5 prompts one at a time, a prefill and 4 decode steps each,
+  // 25 forwards a pass; the blocks are most of the tiny llama's weights, not all (the embeddings
+  // and LM head stay resident).
+  CHECK(off.offload.bytes_per_pass % 25 == 0);
+  CHECK(off.offload.bytes_per_pass / 25 > off.offload.full_weight_bytes * 4 / 10);
+  CHECK(off.offload.bytes_per_pass / 25 < off.offload.full_weight_bytes);
+  CHECK(off.offload.copy_ms_per_pass > 0);
+  CHECK(off.offload.hidden_share == 0);  // synchronous on the CPU: every copy exposed
+  CHECK(metric_of(off, "decode_tokens_per_s") > 0);
 
   // The decoder's identity survives results.json.
   const run_result back = run_result_from_json(run_result_to_json(r));
   CHECK(back.model.family == r.model.family);
   CHECK(back.model.kv_heads == r.model.kv_heads);
   CHECK(back.scenario == "generate");
+}
+
+TEST_CASE("generate scenario: offloading a decoder is SKIPPED where it cannot stream, with the reason",
+          "[runner][decoder]") {
+  offload_config to_gpu;  // no target: the run's accelerator
+  CHECK(decoder_offload_skip_reason(to_gpu, torch::kCPU, "fp32")->find("needs an accelerator") != std::string::npos);
+  CHECK(decoder_offload_skip_reason(to_gpu, torch::Device(torch::kCUDA), "fp32")->find("not built yet") !=
+        std::string::npos);
+  offload_config on_cpu;
+  on_cpu.target = "cpu";
+  CHECK_FALSE(decoder_offload_skip_reason(on_cpu, torch::kCPU, "fp32"));
+  CHECK_FALSE(decoder_offload_skip_reason(on_cpu, torch::kCPU, "bf16"));
+  CHECK(decoder_offload_skip_reason(on_cpu, torch::kCPU, "int8-weight-only")->find("packed int8") != std::string::npos);
+  offload_config compute = on_cpu;
+  compute.host_in_compute_dtype = true;
+  CHECK(decoder_offload_skip_reason(compute, torch::kCPU, "fp32")->find("host_dtype") != std::string::npos);
 }
 
 TEST_CASE("generate scenario: llama-bench's pp and tg tests as a sweep, each row checked", "[runner][decoder][sweep]") {
@@ -279,4 +313,29 @@ TEST_CASE("generate scenario: cpu-flash attends against the KV cache and decodes
   variant_config cpu_flash;
   cpu_flash.attention = attention_kind::custom;
   CHECK_FALSE(decoder_skip_reason(cpu_flash, variant_plan{}, torch::kCPU));  // the CPU's default kernel runs
+}
+
+TEST_CASE("generate scenario: amp with offloaded blocks decodes what amp decodes resident", "[runner][decoder]") {
+  // One slot for two blocks: the slot is refilled within every forward, so a low-precision copy
+  // autocast kept of it would run block 0's weights as block 1's.
+  ordered_json doc = generate_doc("llama-tiny");
+  doc["variants"] = ordered_json::parse(R"([
+    {"name": "amp", "precision": "amp"},
+    {"name": "amp-offload", "precision": "amp", "offload": {"prefetch": 0, "target": "cpu"}}
+  ])");
+  doc["baseline"] = "amp";
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  const auto outcome = run_experiment(cfg, opts);
+  const run_result& r = outcome.result;
+  REQUIRE(r.variants.size() == 2);
+  const variant_result& off = r.variants[1];
+  INFO(off.reason);
+  CHECK(off.status == status_kind::pass);
+  CHECK(off.offload.resident_bound == 1);
+  CHECK(off.offload.max_resident_layers == 1);
+  CHECK(torch::equal(outcome.outputs.at("amp-offload"), outcome.outputs.at("amp")));
+  CHECK(off.check.rel_l2 == 0);
+  CHECK(off.offload.host_dtype == "fp32");  // the host blocks stay fp32; autocast casts each slot per call
 }
