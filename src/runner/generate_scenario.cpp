@@ -79,7 +79,6 @@ struct generate_variant {
   generation_engine::settings served;                     // the server scenario's engine
   std::vector<pass_record> timed;
   std::shared_ptr<decoder_offload> offload;  // offloaded blocks: the streamer the model's forwards use
-  int64_t offload_forwards_per_pass = 0;     // measured over a timed pass
 };
 
 token_comparison compare_tokens(const torch::Tensor& variant, const torch::Tensor& baseline) {
@@ -290,15 +289,15 @@ pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
   if (keep) v.tokens = torch::empty({static_cast<int64_t>(data_.samples.size()), new_tokens}, torch::kLong);
   pass_record rec;
   pass_timing t;
-  const int64_t forwards_before = v.offload ? v.offload->forwards() : 0;
-  struct count_forwards {  // on every return: the model forwards one timed pass ran, offloaded
-    generate_variant& v;
-    int64_t before;
-    bool timed;
-    ~count_forwards() {
-      if (v.offload && timed) v.offload_forwards_per_pass = v.offload->forwards() - before;
+  struct timed_copies {  // an offloaded variant's copies of this pass, counted on every return
+    decoder_offload* offload;
+    explicit timed_copies(decoder_offload* o) : offload(o) {
+      if (offload) offload->begin_timed_pass();
     }
-  } counter{v, forwards_before, timed};
+    ~timed_copies() {
+      if (offload) offload->end_timed_pass();
+    }
+  } copies{timed ? v.offload.get() : nullptr};
   const auto t0 = pass_clock::now();
   if (v.continuous) {
     const autocast_scope amp(v.autocast, device_.type());
@@ -474,7 +473,7 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
 void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> base, variant_result& r) {
   const auto& v = *variants_[i];
   if (v.timed.empty()) return;
-  if (v.offload) v.offload->annotate(r.offload, v.offload_forwards_per_pass);
+  if (v.offload) v.offload->annotate(r.offload);
   if (cfg_.scenario == "server" && base) serve(i, *base, r);
   std::vector<double> prefill, decode, ttft_pass, bandwidth;
   std::vector<double> steps, ttfts;

@@ -78,14 +78,41 @@ DecoderBlockImpl& decoder_offload::acquire(std::size_t layer) {
   return *block;
 }
 
-void decoder_offload::annotate(offload_info& o, int64_t forwards_per_pass) {
+void decoder_offload::begin_timed_pass() {
+  at_begin_ = streamer_->settle();
+  forwards_at_begin_ = forwards_;
+}
+
+void decoder_offload::end_timed_pass() {
+  const layer_streamer::copy_times now = streamer_->settle();
+  timed_h2d_ms_ += now.h2d_ms - at_begin_.h2d_ms;
+  timed_exposed_ms_ += now.exposed_ms - at_begin_.exposed_ms;
+  timed_forwards_ += forwards_ - forwards_at_begin_;
+  ++timed_passes_;
+}
+
+void decoder_offload::annotate(offload_info& o) {
+  o.used = true;
+  o.target = "cpu";
+  o.pinned = false;
   o.host_dtype = dtype_name(model_->dtype());
+  o.layers = streamer_->layers();
   o.prefetch = prefetch_;
+  o.resident_bound = streamer_->resident_bound();
+  o.max_resident_layers = streamer_->max_resident_layers();
   o.full_weight_bytes = full_bytes_;
   o.resident_weight_bytes = resident_bytes_ + streamer_->resident_bound() * streamer_->slot_bytes();
-  o.bytes_per_pass = streamer_->layers() * streamer_->layer_bytes() * forwards_per_pass;
   o.d2h_bytes_per_pass = 0;
-  streamer_->annotate(o, forwards_per_pass, forwards_);
+  if (timed_passes_ == 0) return;
+  const double passes = static_cast<double>(timed_passes_);
+  o.bytes_per_pass = static_cast<int64_t>(static_cast<double>(streamer_->layers() * streamer_->layer_bytes()) *
+                                          static_cast<double>(timed_forwards_) / passes);
+  o.copy_ms_per_pass = timed_h2d_ms_ / passes;
+  o.exposed_ms_per_pass = timed_exposed_ms_ / passes;
+  if (timed_h2d_ms_ > 0) {
+    o.hidden_share = 1.0 - std::min(1.0, timed_exposed_ms_ / timed_h2d_ms_);
+    o.h2d_gb_per_s = static_cast<double>(o.bytes_per_pass) / (o.copy_ms_per_pass * 1e6);
+  }
 }
 
 }  // namespace attnbench

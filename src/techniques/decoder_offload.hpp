@@ -36,9 +36,13 @@ class decoder_offload {
 
   int64_t forwards() const { return forwards_; }
   const layer_streamer& streamer() const { return *streamer_; }
-  // The offload block of the report: bytes resident and copied, copy times per pass.
-  // forwards_per_pass: the model forwards one timed pass runs (prefill and decode steps).
-  void annotate(offload_info& o, int64_t forwards_per_pass);
+  // Bracket one timed pass: the report's copy times and bytes are those of the timed passes only
+  // (the check pass's first copies, into memory not yet touched, are no pass's cost).
+  void begin_timed_pass();
+  void end_timed_pass();
+  // The offload block of the report: bytes resident, and per timed pass the bytes copied (every
+  // block once per forward), the copy time and how much of it compute waited for (all, on the CPU).
+  void annotate(offload_info& o);
 
  private:
   DecoderBlockImpl& acquire(std::size_t layer);
@@ -48,6 +52,10 @@ class decoder_offload {
   int64_t next_load_ = 0;
   int64_t forwards_ = 0;
   int64_t full_bytes_ = 0, resident_bytes_ = 0;
+  layer_streamer::copy_times at_begin_;
+  int64_t forwards_at_begin_ = 0;
+  double timed_h2d_ms_ = 0, timed_exposed_ms_ = 0;
+  int64_t timed_forwards_ = 0, timed_passes_ = 0;
 };
 
 }  // namespace attnbench

@@ -143,6 +143,10 @@ TEST_CASE("generate scenario: decoders decode, are checked by tokens, and skip w
   CHECK(off.offload.bytes_per_pass / 25 > off.offload.full_weight_bytes * 4 / 10);
   CHECK(off.offload.bytes_per_pass / 25 < off.offload.full_weight_bytes);
   CHECK(off.offload.copy_ms_per_pass > 0);
+  // Timed passes' copies only: never more than the slowest timed pass took in all.
+  REQUIRE_FALSE(off.throughput.samples.empty());
+  const double slowest = *std::min_element(off.throughput.samples.begin(), off.throughput.samples.end());
+  CHECK(off.offload.copy_ms_per_pass <= 5.0 / slowest * 1e3);
   CHECK(off.offload.hidden_share == 0);  // synchronous on the CPU: every copy exposed
   CHECK(metric_of(off, "decode_tokens_per_s") > 0);
 
