@@ -153,6 +153,7 @@ torch::Tensor DecoderBlockImpl::attend(const torch::Tensor& q, const torch::Tens
     const std::string name = how.kernel.empty() ? std::string(default_kernel(q.is_cuda())) : how.kernel;
     TORCH_CHECK(name == "cpu-flash" && q.device().is_cpu(), "decoder attention runs the custom kernel \"cpu-flash\" "
                 "on the CPU only; \"", name, "\" on ", q.device(), " takes no KV cache yet");
+    RECORD_FUNCTION("attnbench::cpu_flash_attention", std::vector<c10::IValue>());  // no ATen operator: named
     torch::Tensor begins;
     if (keep.defined() && keep.dim() == 4) begins = keep.select(1, 0).select(1, t - 1).to(torch::kInt).argmax(-1);
     return cpu_flash_attention_cached(qq, k, v, /*causal=*/true, begins);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <ATen/record_function.h>
+
 #include "kernels/cpu/int8_gemv.hpp"
 #include "model/int8_linear.hpp"
 #include "model/onednn_op.hpp"
@@ -102,6 +104,9 @@ torch::Tensor linear_forward(torch::nn::Linear linear, const prepared_linear& pr
       return int8_linear(x, prepared.weight, *q, linear->bias, gelu);
     }
     case linear_kind::int8_weight: {
+      // Named for the profiler: attnbench's own kernel is no ATen operator, and would otherwise be
+      // the caller's self time.
+      RECORD_FUNCTION("attnbench::int8_weight_linear", std::vector<c10::IValue>());
       auto q = quantized_weight_of(*linear);
       TORCH_CHECK(q.has_value(), "int8 weight-only linear: an int8 weight without its scales (model/int8_linear.hpp)");
       auto y = int8_weight_linear(x, prepared.weight, q->scale, linear->bias);
