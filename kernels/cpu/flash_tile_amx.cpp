@@ -181,12 +181,6 @@ void tile_gemm(int64_t rows_pad, int64_t n, int64_t k, const uint16_t* a, int64_
     }
 }
 
-inline uint32_t load_word(const uint16_t* p) {
-  uint32_t w;
-  __builtin_memcpy(&w, p, 4);
-  return w;
-}
-
 // V's pair-rows per (b, h): enough for every key rounded up to 32.
 inline int64_t v_pair_rows(const flash_problem& p) { return round_up(p.seq, 32) / 2; }
 
@@ -203,21 +197,9 @@ int64_t amx_scratch_floats(const flash_problem& p) {
 
 // Keys (and values) before the sample's first real key are packed as zeros: never read.
 void amx_pack(const flash_problem& p, int64_t bkv) {
-  const int64_t kvh = kv_head_count(p), b = bkv / kvh, g = bkv % kvh, d = p.head_dim, bk = p.block_k, half = d / 2;
+  const int64_t kvh = kv_head_count(p), b = bkv / kvh, g = bkv % kvh, d = p.head_dim, bk = p.block_k;
   const int64_t len = key_length(p, b), begin = key_begin(p, b), j_start = begin / bk * bk;
-  const uint16_t* k = static_cast<const uint16_t*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
-  uint32_t* panels = static_cast<uint32_t*>(p.k_packed) + bkv * blocks_k(p) * half * bk;
-  for (int64_t j0 = j_start; j0 < len; j0 += bk) {
-    uint32_t* panel = panels + (j0 / bk) * half * bk;  // (d/2, bk) words
-    const int64_t n = min64(bk, len - j0), n_pad = min64(bk, round_up(n, 32));
-    for (int64_t jj = 0; jj < n; ++jj) {
-      const uint16_t* row = k + (j0 + jj) * p.k_stride[2];
-      const bool real = j0 + jj >= begin;
-      for (int64_t t = 0; t < half; ++t) panel[t * bk + jj] = real ? load_word(row + 2 * t) : 0u;
-    }
-    for (int64_t t = 0; t < half; ++t)
-      for (int64_t jj = n; jj < n_pad; ++jj) panel[t * bk + jj] = 0;
-  }
+  pack_k_pair_panels(p, bkv, 32);
   const uint16_t* v = static_cast<const uint16_t*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
   uint32_t* vw = static_cast<uint32_t*>(p.v_packed) + bkv * v_pair_rows(p) * d;  // (pair-rows, d) words
   const int64_t real_pairs = (len + 1) / 2;

@@ -83,6 +83,34 @@ inline void visible_in_block(const flash_problem& p, const tile_keys& t, int64_t
   hi = p.causal ? min64(n, row + causal_offset(p) - j0 + 1) : n;
 }
 
+// Two bf16 values as one 32-bit word (the pair layout of vdpbf16ps and the AMX tiles).
+inline uint32_t load_word(const uint16_t* p) {
+  uint32_t w;
+  __builtin_memcpy(&w, p, 4);
+  return w;
+}
+
+// The bf16 paths' Kᵀ panels for (batch, kv head) bkv: per key block, (head_dim/2 × block_k) words
+// (k[j][2t], k[j][2t+1]), zero past the last real key up to a multiple of pad_keys (16: one
+// vector; 32: one AMX tile), and zero before the sample's first real key (never read).
+inline void pack_k_pair_panels(const flash_problem& p, int64_t bkv, int64_t pad_keys) {
+  const int64_t kvh = kv_head_count(p), b = bkv / kvh, g = bkv % kvh, bk = p.block_k, half = p.head_dim / 2;
+  const int64_t len = key_length(p, b), begin = key_begin(p, b);
+  const uint16_t* k = static_cast<const uint16_t*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
+  uint32_t* panels = static_cast<uint32_t*>(p.k_packed) + bkv * blocks_k(p) * half * bk;
+  for (int64_t j0 = begin / bk * bk; j0 < len; j0 += bk) {
+    uint32_t* panel = panels + (j0 / bk) * half * bk;
+    const int64_t n = min64(bk, len - j0), n_pad = min64(bk, round_up(n, pad_keys));
+    for (int64_t jj = 0; jj < n; ++jj) {
+      const uint16_t* row = k + (j0 + jj) * p.k_stride[2];
+      const bool real = j0 + jj >= begin;
+      for (int64_t t = 0; t < half; ++t) panel[t * bk + jj] = real ? load_word(row + 2 * t) : 0u;
+    }
+    for (int64_t t = 0; t < half; ++t)
+      for (int64_t jj = n; jj < n_pad; ++jj) panel[t * bk + jj] = 0;
+  }
+}
+
 // --- GEMM: C (m × n) = or += A (m × k) · B (k × n), n a multiple of T::W ----------------------
 // The micro-kernel keeps an MR × NV·W block of C in registers and streams k: per step NV vector
 // loads of B and MR broadcasts of A feed MR·NV fused multiply-adds.

@@ -5,16 +5,6 @@
 #include <fmt/format.h>
 
 namespace attnbench {
-namespace {
-
-int64_t bytes_of(const std::vector<torch::Tensor>& ts) {
-  int64_t n = 0;
-  for (const auto& t : ts) n += static_cast<int64_t>(t.nbytes());
-  return n;
-}
-
-}  // namespace
-
 std::optional<std::string> decoder_offload_skip_reason(const offload_config& offload, torch::Device device,
                                                        const std::string& precision_label) {
   if (offload.target != "cpu") {

@@ -25,11 +25,6 @@ using clock_type = std::chrono::steady_clock;
 constexpr size_t timing_ring = 1024;
 #endif
 
-int64_t bytes_of(const std::vector<torch::Tensor>& ts) {
-  int64_t n = 0;
-  for (const auto& t : ts) n += static_cast<int64_t>(t.nbytes());
-  return n;
-}
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
@@ -80,6 +75,12 @@ struct layer_streamer::cuda_state {
 #else
 struct layer_streamer::cuda_state {};
 #endif
+
+int64_t bytes_of(const std::vector<torch::Tensor>& ts) {
+  int64_t n = 0;
+  for (const auto& t : ts) n += static_cast<int64_t>(t.nbytes());
+  return n;
+}
 
 layer_streamer::layer_streamer(const model_config& model, std::vector<std::vector<torch::Tensor>> host,
                                torch::Device device, int64_t prefetch, bool pinned)

@@ -30,6 +30,9 @@
 
 namespace attnbench {
 
+// The bytes the tensors hold (offload reports' resident and copied bytes).
+int64_t bytes_of(const std::vector<torch::Tensor>& ts);
+
 class layer_streamer {
  public:
   // host: per layer, its parameters in host memory in registration order (every layer alike).

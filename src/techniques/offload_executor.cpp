@@ -8,12 +8,6 @@
 namespace attnbench {
 namespace {
 
-int64_t bytes_of(const std::vector<torch::Tensor>& ts) {
-  int64_t n = 0;
-  for (const auto& t : ts) n += static_cast<int64_t>(t.nbytes());
-  return n;
-}
-
 // The host copy of one parameter: a detached CPU clone, matrices in the autocast dtype when asked.
 torch::Tensor host_copy(const torch::Tensor& p, const offload_config& cfg, c10::ScalarType compute,
                         bool pin) {

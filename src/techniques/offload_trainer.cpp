@@ -11,12 +11,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-int64_t bytes_of(const std::vector<torch::Tensor>& ts) {
-  int64_t n = 0;
-  for (const auto& t : ts) n += static_cast<int64_t>(t.nbytes());
-  return n;
-}
-
 }  // namespace
 
 // Shared by the trainer and the model's layer stack; backward runs on the autograd engine's
