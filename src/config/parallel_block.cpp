@@ -66,9 +66,13 @@ void config_reader::read_parallel(const object_reader& o, variant_config& vc) {
   }
   if (vc.offload)
     log_.add(o.path(), "parallel and offload in one variant are not supported: each worker holds the whole model");
-  if (cfg_.scenario != "offline")
-    log_.add(o.path(), fmt::format("parallel variants run in the offline scenario; this config's scenario is {}",
+  if (cfg_.scenario != "offline" && cfg_.scenario != "generate")
+    log_.add(o.path(), fmt::format("parallel variants run in the offline and generate scenarios; this config's "
+                                   "scenario is {}",
                                    quote(cfg_.scenario)));
+  else if (cfg_.scenario == "generate" && pc.mode == parallel_mode::processes)
+    log_.add(o.path("mode"), "the generate scenario runs data parallel over worker threads (\"threads\"); "
+                             "\"processes\" runs in the offline scenario");
   vc.parallel = pc;
 }
 

@@ -126,6 +126,11 @@ profiled_variant profile_decoder_variant(const config& cfg, const variant_config
     pv.skipped = *why;
     return pv;
   }
+  if (vc.parallel) {
+    pv.skipped = "a profile records one thread's decode steps, and a data-parallel variant runs several workers at "
+                 "once: profile it without its parallel block";
+    return pv;
+  }
   decoder_variant_model m = prepare_decoder_model(base, vc, plan);
   const bool dynamic = vc.batching.kind == "dynamic";
   const int64_t rows = std::min<int64_t>(static_cast<int64_t>(data.samples.size()),

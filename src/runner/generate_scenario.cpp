@@ -1,6 +1,8 @@
 #include "runner/generate_scenario.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -11,10 +13,12 @@
 #include "kernels/cpu/int8_gemv.hpp"
 #include "kernels/kernel_catalog.hpp"
 #include "model/int8_linear.hpp"
+#include "parallel/shard.hpp"
 #include "report/ceilings.hpp"
 #include "report/metric_text.hpp"
 #include "runner/generate_engine.hpp"
 #include "runner/generate_server.hpp"
+#include "runner/generate_workers.hpp"
 #include "runner/memory_tracker.hpp"
 #include "stats/summary.hpp"
 #include "techniques/decoder_offload.hpp"
@@ -37,6 +41,8 @@ struct pass_record {
   double prefill_ms = 0, decode_ms = 0;
   int64_t prefill_tokens = 0, decode_tokens = 0;
   std::vector<double> ttft_ms, step_ms;
+  std::vector<double> first_token_ms;  // each sequence's first token after the pass's (common) start
+  double seconds = 0;                  // the whole pass
   double decode_bytes = -1;  // continuous batching: what its steps read (static: computed in finalize)
   engine_totals engine;      // continuous batching's
 };
@@ -79,7 +85,66 @@ struct generate_variant {
   generation_engine::settings served;                     // the server scenario's engine
   std::vector<pass_record> timed;
   std::shared_ptr<decoder_offload> offload;  // offloaded blocks: the streamer the model's forwards use
+  // Data parallel ("parallel"): one share per worker, and the worker threads that run them.
+  struct share {
+    DecoderLM model{nullptr};            // the worker's own copy of the variant's model
+    std::vector<std::size_t> batches;    // indices into `batches`, in the pass's order
+    int64_t samples = 0, real_tokens = 0;  // its prompts, and their prompt + generated tokens
+    int64_t cache_bytes = 0;             // its largest batch's KV cache
+    pass_record last;                    // the current pass's
+    std::vector<double> unit_ms;         // the current pass's batches
+    torch::Tensor tokens;                // (samples, new) int64, in its batches' order: a kept pass's
+    double seconds = 0;                  // the current pass's: from the common start to its end
+    std::vector<double> pass_s;          // that, per timed pass
+  };
+  std::vector<share> shares;
+  std::unique_ptr<generate_workers> workers;
 };
+
+namespace {
+
+// Generates `which` of v's static batches, in order, with `model` on the calling thread (the
+// caller holds no-grad): each batch's time into unit_ms, its figures into rec (first_token_ms
+// counted from `start`), and, when `keep` is set, each batch's tokens (B, new) on the CPU to it.
+void generate_static(DecoderLM& model, const generate_variant& v, const std::vector<std::size_t>& which,
+                     int64_t new_tokens, torch::Device device, pass_clock::time_point start, pass_record& rec,
+                     std::vector<double>& unit_ms, int64_t& cache_bytes,
+                     const std::function<void(const prompt_batch&, const torch::Tensor&)>& keep) {
+  for (const std::size_t k : which) {
+    const prompt_batch& b = v.batches[k];
+    const auto tb = pass_clock::now();
+    const autocast_scope amp(v.autocast, device.type());  // `with torch.autocast(...): model.generate(batch)`
+    const generation g = generate_greedy(model, b.ids, new_tokens, v.cache_dtype, b.pad);
+    unit_ms.push_back(seconds_since(tb) * 1e3);
+    cache_bytes = std::max(cache_bytes, g.cache_bytes);
+    rec.prefill_ms += g.prefill_ms;
+    rec.prefill_tokens += b.ids.numel() - std::accumulate(b.pad.begin(), b.pad.end(), int64_t{0});
+    rec.ttft_ms.push_back(g.prefill_ms);
+    const double first = std::chrono::duration<double, std::milli>(tb - start).count() + g.prefill_ms;
+    rec.first_token_ms.insert(rec.first_token_ms.end(), b.samples.size(), first);
+    for (double ms : g.step_ms) {
+      rec.decode_ms += ms;
+      rec.step_ms.push_back(ms);
+    }
+    rec.decode_tokens += b.ids.size(0) * (new_tokens - 1);
+    if (keep) keep(b, g.tokens.cpu());
+  }
+}
+
+// Why the generate scenario cannot run a variant's "parallel" block here, or nullopt.
+std::optional<std::string> decoder_parallel_skip_reason(const variant_config& vc, torch::Device device) {
+  if (!vc.parallel) return std::nullopt;
+  const auto& devices = vc.parallel->devices;
+  if (!device.is_cpu() || std::any_of(devices.begin(), devices.end(), [](const std::string& d) { return d != "cpu"; }))
+    return std::string("the generate scenario's data-parallel workers run on the CPU only yet (a CPU run with "
+                       "\"devices\": [\"cpu\", …])");
+  if (vc.batching.kind == "dynamic")
+    return std::string("data parallel with continuous batching is not run yet (each worker would batch its share "
+                       "on its own engine): use static batches (\"batch_size\") with \"parallel\"");
+  return std::nullopt;
+}
+
+}  // namespace
 
 token_comparison compare_tokens(const torch::Tensor& variant, const torch::Tensor& baseline) {
   TORCH_CHECK(variant.sizes() == baseline.sizes(), "compare_tokens: shapes differ");
@@ -119,7 +184,6 @@ generate_scenario::~generate_scenario() = default;
 
 std::optional<std::string> decoder_skip_reason(const variant_config& vc, const variant_plan& p, torch::Device device) {
   std::vector<std::string> unsupported;
-  if (vc.parallel) unsupported.emplace_back("parallel");
   if (vc.pipeline) unsupported.emplace_back("pipeline");
   if (vc.checkpointing.policy != checkpoint_policy::none) unsupported.emplace_back("checkpointing");
   if (vc.attention == attention_kind::custom) {
@@ -138,6 +202,8 @@ std::optional<std::string> decoder_skip_reason(const variant_config& vc, const v
   if (p.precision.dtype == "int8" && !device.is_cpu()) return std::string("int8 linears run on the CPU only");
   if (vc.offload)
     if (auto why = decoder_offload_skip_reason(*vc.offload, device, p.precision.label)) return why;
+  if (!p.skip_reason)
+    if (auto why = decoder_parallel_skip_reason(vc, device)) return why;
   return p.skip_reason;
 }
 
@@ -272,6 +338,40 @@ void generate_scenario::prepare(std::size_t i, variant_result& r) {
                              "new tokens, KV cache in {}",
                              es.slots, es.max_cache_tokens, es.new_tokens, dtype_name(v->cache_dtype));
   }
+  if (vc.parallel) {
+    // The batches dealt out whole by their FLOPs, costliest first, each to the worker with the least
+    // so far (parallel/shard.hpp, as the encoder's): a batch's work counted as prefilling its prompt
+    // and the generated tokens together, padding included.
+    const parallel_config& pc = *vc.parallel;
+    const auto n = static_cast<int64_t>(pc.devices.size());
+    const int64_t threads =
+        pc.threads_per_worker > 0 ? pc.threads_per_worker : std::max<int64_t>(1, at::get_num_threads() / n);
+    const int64_t new_tokens = cfg_.generate.max_new_tokens;
+    std::vector<double> cost;
+    for (const auto& b : v->batches)
+      cost.push_back(decoder_prefill_flops(v->model, b.ids.size(0), b.ids.size(1) + new_tokens));
+    for (auto& batches : assign_by_cost(cost, n)) {
+      generate_variant::share s;
+      // Each worker its own copy, made from the run's model as the variant's own is: the same weights.
+      s.model = prepare_decoder_model(copy_decoder(model_, torch::kFloat), vc, p).model;
+      s.model->set_attention(v->how);
+      s.batches = std::move(batches);
+      for (const std::size_t k : s.batches)
+        for (const int64_t sample : v->batches[k].samples) {
+          ++s.samples;
+          s.real_tokens += static_cast<int64_t>(data_.samples[static_cast<std::size_t>(sample)].size()) + new_tokens;
+        }
+      v->shares.push_back(std::move(s));
+    }
+    v->workers = std::make_unique<generate_workers>(std::vector<int64_t>(static_cast<std::size_t>(n), threads));
+    r.batching += fmt::format("; data parallel over {} worker threads ({}) × {} thread{}, the batches dealt out by "
+                              "FLOPs",
+                              n, fmt::join(pc.devices, ", "), threads, threads == 1 ? "" : "s");
+    r.notes.push_back(
+        "data parallel: each worker generates its share of the prompts with its own copy of the model and its own KV "
+        "caches; every worker starts at one common start and the pass ends when the last one is done, so the pass "
+        "time (sequences/s, generated_tokens_per_s) is the wall time of the whole");
+  }
   if (r.description.empty() && !p.description.empty()) r.description = p.description;
   variants_[i] = std::move(v);
 }
@@ -329,26 +429,64 @@ pass_timing generate_scenario::run(generate_variant& v, bool keep, bool timed) {
     if (timed) v.timed.push_back(std::move(rec));
     return t;
   }
-  for (const auto& b : v.batches) {
-    const auto tb = pass_clock::now();
-    const autocast_scope amp(v.autocast, device_.type());  // `with torch.autocast(...): model.generate(batch)`
-    const generation g = generate_greedy(v.model, b.ids, new_tokens, v.cache_dtype, b.pad);
-    t.unit_ms.push_back(seconds_since(tb) * 1e3);
-    v.cache_bytes = std::max(v.cache_bytes, g.cache_bytes);
-    rec.prefill_ms += g.prefill_ms;
-    rec.prefill_tokens += b.ids.numel() - std::accumulate(b.pad.begin(), b.pad.end(), int64_t{0});
-    rec.ttft_ms.push_back(g.prefill_ms);
-    for (double ms : g.step_ms) {
-      rec.decode_ms += ms;
-      rec.step_ms.push_back(ms);
+  // A batch's tokens into the rows of its samples.
+  const auto store = [&v](const prompt_batch& b, const torch::Tensor& cpu) {
+    for (std::size_t k = 0; k < b.samples.size(); ++k) v.tokens[b.samples[k]].copy_(cpu[static_cast<int64_t>(k)]);
+  };
+  if (v.workers) {
+    for (auto& s : v.shares) {
+      s.last = pass_record{};
+      s.unit_ms.clear();
+      if (keep) s.tokens = torch::empty({s.samples, new_tokens}, torch::kLong);
     }
-    rec.decode_tokens += b.ids.size(0) * (new_tokens - 1);
-    if (keep) {
-      const auto cpu = g.tokens.cpu();
-      for (std::size_t k = 0; k < b.samples.size(); ++k) v.tokens[b.samples[k]].copy_(cpu[static_cast<int64_t>(k)]);
+    t.seconds = v.workers->run([&](std::size_t w, pass_clock::time_point start) {
+      const c10::InferenceMode worker_autocast_cache{/*enabled=*/false};  // as above, on the worker's thread
+      const torch::NoGradGuard worker_no_grad;
+      auto& s = v.shares[w];
+      int64_t row = 0;
+      const std::function<void(const prompt_batch&, const torch::Tensor&)> own = [&](const prompt_batch& /*b*/,
+                                                                                      const torch::Tensor& cpu) {
+        s.tokens.narrow(0, row, cpu.size(0)).copy_(cpu);
+        row += cpu.size(0);
+      };
+      generate_static(s.model, v, s.batches, new_tokens, device_, start, s.last, s.unit_ms, s.cache_bytes,
+                      keep ? own : nullptr);
+      s.seconds = seconds_since(start);
+    });
+    // The whole: the workers' figures together (their prefill and decode times overlap: finalize
+    // reports no rate over them), their caches held at once.
+    int64_t cache = 0;
+    for (auto& s : v.shares) {
+      rec.prefill_ms += s.last.prefill_ms;
+      rec.decode_ms += s.last.decode_ms;
+      rec.prefill_tokens += s.last.prefill_tokens;
+      rec.decode_tokens += s.last.decode_tokens;
+      rec.ttft_ms.insert(rec.ttft_ms.end(), s.last.ttft_ms.begin(), s.last.ttft_ms.end());
+      rec.step_ms.insert(rec.step_ms.end(), s.last.step_ms.begin(), s.last.step_ms.end());
+      rec.first_token_ms.insert(rec.first_token_ms.end(), s.last.first_token_ms.begin(), s.last.first_token_ms.end());
+      t.unit_ms.insert(t.unit_ms.end(), s.unit_ms.begin(), s.unit_ms.end());
+      cache += s.cache_bytes;
+      if (timed) s.pass_s.push_back(s.seconds);
+      if (keep) {
+        int64_t row = 0;
+        for (const std::size_t k : s.batches) {
+          const prompt_batch& b = v.batches[k];
+          store(b, s.tokens.narrow(0, row, static_cast<int64_t>(b.samples.size())));
+          row += static_cast<int64_t>(b.samples.size());
+        }
+      }
     }
+    v.cache_bytes = std::max(v.cache_bytes, cache);
+    rec.seconds = t.seconds;
+    if (timed) v.timed.push_back(std::move(rec));
+    return t;
   }
+  std::vector<std::size_t> all(v.batches.size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  generate_static(v.model, v, all, new_tokens, device_, t0, rec, t.unit_ms, v.cache_bytes,
+                  keep ? std::function<void(const prompt_batch&, const torch::Tensor&)>(store) : nullptr);
   t.seconds = seconds_since(t0);
+  rec.seconds = t.seconds;
   if (timed) v.timed.push_back(std::move(rec));
   return t;
 }
@@ -505,26 +643,40 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> base,
     ttfts.insert(ttfts.end(), p.ttft_ms.begin(), p.ttft_ms.end());
   }
   const auto geo = [](const std::vector<double>& x) { return summarize(x).geomean; };
-  set_metric(r.metrics, {"prefill_tokens_per_s", geo(prefill), "tokens/s", metric_direction::higher_is_better,
-                         "generate", "prompt tokens over the prefill time (each batch's prompt forward and first argmax)",
-                         values_interval_note(prefill, "tokens/s")});
-  set_metric(r.metrics, {"prefill_gflops", geo(prefill_gflops), "GFLOP/s", metric_direction::higher_is_better,
-                         "generate",
+  // Data parallel: one worker's prefills run while the others decode, so neither phase has a time
+  // of its own to divide by; the rates over the whole pass (sequences/s, generated_tokens_per_s) do.
+  const bool parallel = v.workers != nullptr;
+  const std::string overlapped =
+      "n/a: data parallel: each worker's prefills overlap the other workers' decode steps, so the phase has no "
+      "time of its own (generated_tokens_per_s is the whole's rate)";
+  if (parallel) {
+    prefill.clear();
+    prefill_gflops.clear();
+    decode.clear();
+    bandwidth.clear();
+  }
+  set_metric(r.metrics, {"prefill_tokens_per_s", parallel ? not_a_number : geo(prefill), "tokens/s",
+                         metric_direction::higher_is_better, "generate",
+                         "prompt tokens over the prefill time (each batch's prompt forward and first argmax)",
+                         parallel ? overlapped : values_interval_note(prefill, "tokens/s")});
+  set_metric(r.metrics, {"prefill_gflops", parallel ? not_a_number : geo(prefill_gflops), "GFLOP/s",
+                         metric_direction::higher_is_better, "generate",
                          "the prefill's FLOPs (block linears over every prompt token, causal attention's lower "
                          "triangle, the LM head at the last position) over the prefill time",
-                         values_interval_note(prefill_gflops, "GFLOP/s")});
+                         parallel ? overlapped : values_interval_note(prefill_gflops, "GFLOP/s")});
   // The products' dtype: int8-weight-only multiplies fp32 (its weights widened as read); int8
   // multiplies in int32, which has no float ceiling.
   const std::string gemm_dtype = plans_[i].precision.label == "int8-weight-only" ? "fp32" : plans_[i].precision.dtype;
   const double ceiling = measured_ceiling(env_, gemm_dtype);
-  set_metric(r.metrics, {"prefill_ceiling_share", geo(prefill_gflops) / ceiling, metric_unit::share,
-                         metric_direction::higher_is_better, "generate",
+  set_metric(r.metrics, {"prefill_ceiling_share", parallel ? not_a_number : geo(prefill_gflops) / ceiling,
+                         metric_unit::share, metric_direction::higher_is_better, "generate",
                          fmt::format("prefill_gflops over the run's measured {} matmul ceiling", gemm_dtype),
-                         ceiling == ceiling ? fmt::format("ceiling {:.4g} GFLOP/s", ceiling)
+                         parallel             ? overlapped
+                         : ceiling == ceiling ? fmt::format("ceiling {:.4g} GFLOP/s", ceiling)
                                             : fmt::format("n/a: no {} matmul ceiling was measured{}", gemm_dtype,
                                                           gemm_dtype == "int8" ? " (int8 has no float GEMM ceiling)"
                                                                                : "")});
-  const std::string no_decode = new_tokens < 2 ? "max_new_tokens is 1: no decode step" : "";
+  const std::string no_decode = new_tokens < 2 ? "max_new_tokens is 1: no decode step" : parallel ? overlapped : "";
   set_metric(r.metrics, {"decode_tokens_per_s", decode.empty() ? not_a_number : geo(decode), "tokens/s",
                          metric_direction::higher_is_better, "generate",
                          "tokens after each sequence's first, over the decode steps' time (all sequences of a batch)",
@@ -532,6 +684,8 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> base,
   set_metric(r.metrics, {"time_to_first_token_ms", geo(ttft_pass), metric_unit::ms, metric_direction::lower_is_better,
                          "generate",
                          v.continuous ? "a request's own prefill and first token, mean over the requests of a pass"
+                         : parallel   ? "a batch's prefill and first token in its worker (the other workers running "
+                                        "beside it), mean over the batches of a pass"
                                       : "a batch's prefill and first token, mean over the batches of a pass",
                          values_interval_note(ttft_pass, "ms")});
   set_metric(r.metrics, {"inter_token_latency_p50_ms", steps.empty() ? not_a_number : percentile(steps, 50),
@@ -542,7 +696,10 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> base,
                          "99th-percentile decode step over every timed pass", steps.empty() ? no_decode : fmt::format("{} steps", steps.size())});
   set_metric(r.metrics, {"kv_cache_bytes", static_cast<double>(v.cache_bytes), metric_unit::bytes,
                          metric_direction::lower_is_better, "generate",
-                         "the largest batch's KV cache, preallocated for prompt + max_new_tokens", ""});
+                         parallel ? "the workers' largest batches' KV caches together (each preallocated for prompt + "
+                                    "max_new_tokens): what the workers hold at once at most"
+                                  : "the largest batch's KV cache, preallocated for prompt + max_new_tokens",
+                         ""});
   set_metric(r.metrics, {"decode_read_gb_per_s", bandwidth.empty() ? not_a_number : geo(bandwidth), "GB/s",
                          metric_direction::higher_is_better, "generate",
                          "weights + KV cache one decode step reads (at the mean context), over its time: to compare "
@@ -561,7 +718,49 @@ void generate_scenario::finalize(std::size_t i, std::optional<std::size_t> base,
                          v.autocast ? "the weights as stored (fp32: autocast casts them per call), llama-bench's size"
                                      : "the weights as stored (int8 linears as int8 plus per-row scales), llama-bench's "
                                        "size",
-                         ""});
+                         parallel ? fmt::format("one copy's: each of the {} workers holds its own", v.shares.size())
+                                  : ""});
+  if (parallel) {
+    // What is well-defined for the whole: every generated token over the pass's wall time, and each
+    // sequence's first token after the common start (a worker's later batches wait for its earlier ones).
+    std::vector<double> generated, first_token;
+    const double tokens = static_cast<double>(data_.samples.size()) * static_cast<double>(new_tokens);
+    for (const auto& p : v.timed) {
+      generated.push_back(tokens / p.seconds);
+      first_token.push_back(mean(p.first_token_ms));
+    }
+    set_metric(r.metrics, {"generated_tokens_per_s", geo(generated), "tokens/s", metric_direction::higher_is_better,
+                           "generate",
+                           "data parallel: every generated token (all workers') over the pass's wall time, from the "
+                           "common start to the last worker's end",
+                           values_interval_note(generated, "tokens/s")});
+    set_metric(r.metrics, {"first_token_after_start_ms", geo(first_token), metric_unit::ms,
+                           metric_direction::lower_is_better, "generate",
+                           "data parallel: each sequence's first token after the pass's common start (a worker's "
+                           "later batches wait for its earlier ones), mean over the sequences of a pass",
+                           values_interval_note(first_token, "ms")});
+    // The workers, as the encoder's data-parallel report names them (report/markdown_writer.cpp).
+    parallel_info& pi = r.parallel;
+    pi.used = true;
+    pi.mode = "threads";
+    pi.world_size = static_cast<int64_t>(v.shares.size());
+    std::vector<std::vector<double>> pass_s;
+    for (const auto& s : v.shares) pass_s.push_back(s.pass_s);
+    pi.imbalance = median_imbalance(pass_s);
+    const std::vector<int64_t> threads = v.workers->threads_seen();
+    for (std::size_t w = 0; w < v.shares.size(); ++w) {
+      const auto& s = v.shares[w];
+      parallel_worker pw;
+      pw.device = cfg_.variants[i].parallel->devices[w];
+      pw.threads = threads[w];
+      pw.samples = s.samples;
+      pw.real_tokens = s.real_tokens;
+      pw.batches = static_cast<int64_t>(s.batches.size());
+      pw.median_s = s.pass_s.empty() ? not_a_number : percentile(s.pass_s, 50);
+      pw.samples_per_s = static_cast<double>(s.samples) / pw.median_s;
+      pi.workers.push_back(pw);
+    }
+  }
   if (v.continuous) {
     // What continuous batching did: rows per decode step, and how full its caches were.
     std::vector<double> rows, fill;

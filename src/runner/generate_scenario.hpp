@@ -32,9 +32,14 @@
 // What runs: fp32, "amp" (autocast), the bf16/fp16 casts, int8 (the block linears quantized as
 // the int8 technique quantizes an encoder's; the LM head stays fp32) and int8-weight-only (the
 // block linears on int8 weights and fp32 activations, kernels/cpu/int8_gemv.hpp), with naive,
-// sdpa or cpu-flash attention, and offload (target "cpu": techniques/decoder_offload.hpp).
-// Parallelism, pipelines, checkpointing and the other techniques are SKIPPED with the reason:
-// they are built for the encoder's executors.
+// sdpa or cpu-flash attention; offload (target "cpu": techniques/decoder_offload.hpp); and data
+// parallel ("parallel", threads mode, CPU workers, static batches): the batches dealt out among
+// worker threads (runner/generate_workers.hpp) by FLOPs, each worker with its own copy of the
+// model and its own KV caches, all released at one common start, the pass's wall time the
+// figure. Its prefill and decode rates are n/a (the workers' phases overlap); it reports
+// generated_tokens_per_s over the wall time and each sequence's first token after the start.
+// Pipelines, checkpointing and the other techniques are SKIPPED with the reason: they are built
+// for the encoder's executors.
 #pragma once
 
 #include <map>

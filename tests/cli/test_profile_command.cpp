@@ -226,3 +226,121 @@ TEST_CASE("profile: batches of different lengths get a breakdown per length", "[
   CHECK(layers["16"] + layers["32"] == layers["all"]);
   CHECK(layers["all"] == 2 * 8);  // 2 layers × 8 recorded steps
 }
+
+namespace {
+
+// A generate config on llama-tiny (max_positions 512): two prompts of 8 tokens, a schedule of one
+// warm-up and three recorded decode steps, and a data-parallel variant, which a profile skips.
+nlohmann::json decoder_config(const fs::path& out) {
+  auto cfg = nlohmann::json::parse(R"({
+    "name": "profile-decoder-test",
+    "scenario": "generate",
+    "model": {"preset": "llama-tiny", "seed": 1},
+    "workload": {"samples": 2, "lengths": {"kind": "fixed", "length": 8}, "max_length": 8, "seed": 1},
+    "generate": {"max_new_tokens": 4},
+    "device": "cpu",
+    "threads": 1,
+    "variants": [
+      {"name": "sdpa", "attention": "sdpa"},
+      {"name": "naive", "attention": "naive", "batching": {"batch_size": 2}},
+      {"name": "dp", "parallel": {"devices": ["cpu", "cpu"]}}
+    ],
+    "baseline": "sdpa",
+    "profile": {"wait": 0, "warmup": 1, "active": 3, "repeat": 1, "top": 5}
+  })");
+  cfg["output"] = {{"dir", out.string()}};
+  return cfg;
+}
+
+// The rows of a variant's operators.csv, without its header.
+int64_t operator_rows(const fs::path& csv) {
+  std::istringstream in(read_file(csv));
+  std::string line;
+  std::getline(in, line);
+  int64_t rows = 0;
+  while (std::getline(in, line)) ++rows;
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("profile: a generate config's decode steps, an operator table per variant, SKIPPED ones named",
+          "[cli][profile][decoder]") {
+  temp_dir tmp("decoder");
+  const auto out = tmp.path / "out";
+  const auto cfg = write_config(tmp.path, decoder_config(out));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_cli("profile " + cfg.string() + " --out " + out.string() + " --quiet");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(seconds < 30);  // llama-tiny, 5 decode steps per variant: about a second alone
+  // stdout: a line per variant, the skipped one with its reason.
+  CHECK_THAT(r.output, Catch::Contains("| variant | recorded steps | ms per recorded step |"));
+  CHECK_THAT(r.output, Catch::Contains("| sdpa | 3 | "));
+  CHECK_THAT(r.output, Catch::Contains("| naive | 3 | "));
+  CHECK_THAT(r.output, Catch::Contains("| dp | SKIPPED: a profile records one thread's decode steps"));
+
+  const std::string md = read_file(out / "profile.md");
+  INFO(md);
+  CHECK_THAT(md, Catch::Contains("No attention breakdown: the decoder records no labelled regions"));
+  CHECK_THAT(md, Catch::Contains("a step is one greedy decode step"));
+  CHECK_THAT(md, !Catch::Contains("## Attention breakdown"));
+  // Prefill (8 positions) and the discarded warm cycle's step (9), then the schedule: one warm-up
+  // step at context 10 and three recorded at 11, 12 and 13.
+  CHECK_THAT(md, Catch::Contains("## Operators: sdpa\n\n3 recorded steps in 1 cycle(s): decode steps of 1 "
+                                 "sequence(s) after a 8-token prompt (prefill not recorded), recorded at contexts 11 "
+                                 "to 13 tokens; KV cache in fp32"));
+  CHECK_THAT(md, Catch::Contains("## Operators: naive\n\n3 recorded steps in 1 cycle(s): decode steps of 2 "
+                                 "sequence(s)"));
+  CHECK_THAT(md, Catch::Contains("## Operators: dp\n\nSKIPPED: a profile records one thread's decode steps"));
+  CHECK(md.find("## Operators: sdpa") < md.find("## Operators: naive"));
+  // The breakdown files say why there is none; each variant that ran has its table and trace.
+  CHECK_THAT(read_file(out / "breakdown.md"), Catch::Contains("No attention breakdown"));
+  for (const char* v : {"sdpa", "naive"}) {
+    INFO(v);
+    CHECK(operator_rows(out / v / "operators.csv") == 5);
+    const auto trace = nlohmann::json::parse(read_file(out / v / "trace.json"));
+    const auto regions = region_names(trace);
+    CHECK(regions.count("ProfilerStep#1") == 1);
+    CHECK(regions.count("ProfilerStep#3") == 1);
+    CHECK(regions.count("ProfilerStep#0") == 0);  // the warm-up step is not recorded
+  }
+  CHECK_FALSE(fs::exists(out / "dp" / "operators.csv"));
+}
+
+TEST_CASE("profile: a generate config's schedule past max_positions, and a decoder sweep, are refused",
+          "[cli][profile][decoder]") {
+  temp_dir tmp("decoder_bad");
+  const auto out = tmp.path / "out";
+  SECTION("a schedule that decodes past the model's max_positions") {
+    auto doc = decoder_config(out);
+    doc["profile"] = {{"wait", 500}, {"warmup", 0}, {"active", 4}, {"repeat", 1}};
+    auto r = run_cli("profile " + write_config(tmp.path, doc).string() + " --quiet");
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    // 500 + 4 schedule steps and the discarded one after an 8-token prompt: 513 > 512.
+    CHECK_THAT(r.output, Catch::Contains("error: profile: 505 decode steps after a 8-token prompt pass the model's "
+                                         "max_positions (512)"));
+    CHECK_FALSE(fs::exists(out / "profile"));
+  }
+  SECTION("one step fewer fits") {
+    auto doc = decoder_config(out);
+    doc["profile"] = {{"wait", 499}, {"warmup", 0}, {"active", 4}, {"repeat", 1}};
+    doc["variants"] = nlohmann::json::parse(R"([{"name": "sdpa"}])");
+    auto r = run_cli("profile " + write_config(tmp.path, doc).string() + " --quiet");
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(read_file(out / "profile" / "profile.md"), Catch::Contains("recorded at contexts 509 to 512 tokens"));  // <output.dir>/profile
+  }
+  SECTION("a sweep") {
+    auto doc = decoder_config(out);
+    doc["sweep"] = {{"axes", {{"threads", "1"}}}};
+    auto r = run_cli("profile " + write_config(tmp.path, doc).string() + " --quiet");
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains("error: sweep: a profile sweep compares attention breakdowns, which a decoder "
+                                         "(gpt2, llama) does not record"));
+    CHECK_FALSE(fs::exists(out));
+  }
+}

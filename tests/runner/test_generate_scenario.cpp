@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "config/config_parser.hpp"
 #include "report/markdown_writer.hpp"
@@ -342,4 +343,108 @@ TEST_CASE("generate scenario: amp with offloaded blocks decodes what amp decodes
   CHECK(torch::equal(outcome.outputs.at("amp-offload"), outcome.outputs.at("amp")));
   CHECK(off.check.rel_l2 == 0);
   CHECK(off.offload.host_dtype == "fp32");  // the host blocks stay fp32; autocast casts each slot per call
+}
+
+TEST_CASE("generate scenario: data parallel over CPU workers generates every sequence the baseline's",
+          "[runner][decoder][parallel]") {
+  ordered_json doc = generate_doc("llama-tiny");
+  doc["variants"] = ordered_json::parse(R"([
+    {"name": "baseline"},
+    {"name": "dp-2", "parallel": {"devices": ["cpu", "cpu"], "threads_per_worker": 1}},
+    {"name": "dp-2-batched", "batching": {"batch_size": 2}, "parallel": {"devices": ["cpu", "cpu"]}},
+    {"name": "dp-continuous", "batching": {"kind": "dynamic", "max_batch_size": 2, "max_tokens": 30},
+     "parallel": {"devices": ["cpu", "cpu"]}}
+  ])");
+  const config cfg = attnbench::testing::parse_owned(doc.dump(), "", testing::cpu_only());
+  run_options opts;
+  opts.measure_ceilings = false;
+  const auto outcome = run_experiment(cfg, opts);
+  // The run's own count (config "threads": 1): the workers' counts stay on their threads.
+  CHECK(at::get_num_threads() == 1);
+  const run_result& r = outcome.result;
+  REQUIRE(r.variants.size() == 4);
+  CHECK_FALSE(r.variants[0].parallel.used);
+  for (const char* name : {"dp-2", "dp-2-batched"}) {
+    INFO(name);
+    const variant_result& v = *std::find_if(r.variants.begin(), r.variants.end(),
+                                            [&](const variant_result& x) { return x.name == name; });
+    INFO(v.reason);
+    // fp32 on other threads, in other batches: the same greedy tokens, every sequence.
+    CHECK(v.status == status_kind::pass);
+    CHECK(metric_of(v, "sequences_identical") == 5);
+    REQUIRE(outcome.outputs.count(name) == 1);
+    CHECK(torch::equal(outcome.outputs.at(name), outcome.outputs.at("baseline")));
+    // The workers, named in the result and the report.
+    REQUIRE(v.parallel.used);
+    CHECK(v.parallel.mode == "threads");
+    CHECK(v.parallel.world_size == 2);
+    REQUIRE(v.parallel.workers.size() == 2);
+    const parallel_worker& w0 = v.parallel.workers[0];
+    const parallel_worker& w1 = v.parallel.workers[1];
+    CHECK(w0.device == "cpu");
+    CHECK(w0.threads == 1);  // threads_per_worker, or the run's 1 thread over 2 workers, at least 1
+    CHECK(w1.threads == 1);
+    CHECK(w0.samples + w1.samples == 5);
+    CHECK(w0.samples >= 1);
+    CHECK(w1.samples >= 1);
+    CHECK(w0.median_s > 0);
+    CHECK(v.parallel.imbalance >= 1.0);
+    // Prompt and generated tokens of every sequence, each counted once.
+    CHECK(w0.real_tokens + w1.real_tokens == v.real_tokens);
+    CHECK(v.batching.find("data parallel over 2 worker threads (cpu, cpu) × 1 thread") != std::string::npos);
+    // Every generated token over the whole pass's wall time: 5 new tokens a sequence, so 5x the
+    // sequences/s of each pass.
+    const double generated = metric_of(v, "generated_tokens_per_s");
+    CHECK(generated == Approx(5.0 * v.throughput.geomean).epsilon(1e-9));
+    CHECK(metric_of(v, "first_token_after_start_ms") > 0);
+    CHECK(metric_of(v, "inter_token_latency_p50_ms") > 0);
+    CHECK(metric_of(v, "time_to_first_token_ms") > 0);
+    // The phases overlap across workers: no prefill or decode rate, and the note says why.
+    for (const char* na : {"prefill_tokens_per_s", "decode_tokens_per_s", "prefill_gflops", "decode_read_gb_per_s"}) {
+      INFO(na);
+      CHECK(std::isnan(metric_of(v, na)));
+      CHECK(find_metric(v.metrics, na)->note.find("n/a: data parallel") != std::string::npos);
+    }
+    std::ostringstream md;
+    markdown_writer{}.write(r, md);
+    CHECK(md.str().find("data parallel, 2 worker threads") != std::string::npos);
+  }
+  const variant_result& batched = r.variants[2];
+  CHECK(batched.parallel.workers[0].batches + batched.parallel.workers[1].batches == 3);  // batches of 2, 2, 1
+  // The report names each worker: its device, its threads, its share.
+  std::ostringstream md;
+  markdown_writer{}.write(r, md);
+  INFO(md.str());
+  CHECK(md.str().find("worker 0: `cpu`, 1 thread, ") != std::string::npos);
+  CHECK(md.str().find("worker 1: `cpu`, 1 thread, ") != std::string::npos);
+  // Not run yet: each worker on its own continuous-batching engine.
+  const variant_result& continuous = r.variants[3];
+  CHECK(continuous.status == status_kind::skipped);
+  CHECK(continuous.reason.find("data parallel with continuous batching is not run yet") != std::string::npos);
+  CHECK(outcome.outputs.count("dp-continuous") == 0);
+}
+
+TEST_CASE("generate scenario: a bad parallel block is refused with its path", "[runner][decoder][parallel][config]") {
+  const auto with_parallel = [](const ordered_json& block, const std::string& scenario = "generate") {
+    ordered_json doc = generate_doc("llama-tiny");
+    doc["scenario"] = scenario;
+    if (scenario == "server")
+      doc["server"] = ordered_json::parse(R"({"rates": [4], "requests": 2, "max_time_s": 5, "latency_bound_ms": 2000})");
+    doc["variants"] = ordered_json::array({{{"name", "baseline"}}, {{"name", "dp"}, {"parallel", block}}});
+    return doc;
+  };
+  CHECK_THAT(testing::problem_at(with_parallel({{"devices", {"cpu", "tpu"}}}), "variants[1].parallel.devices[1]"),
+             Catch::Contains("expected \"cpu\", \"cuda\" or \"cuda:N\""));
+  CHECK_THAT(testing::problem_at(with_parallel({{"threads_per_worker", 1}}), "variants[1].parallel.devices"),
+             Catch::Contains("required"));
+  CHECK_THAT(testing::problem_at(with_parallel({{"devices", {"cpu"}}, {"threads_per_worker", 0}}),
+                                 "variants[1].parallel.threads_per_worker"),
+             Catch::Contains(">= 1"));
+  CHECK_THAT(testing::problem_at(with_parallel({{"mode", "processes"}}), "variants[1].parallel.mode"),
+             Catch::Contains("the generate scenario runs data parallel over worker threads"));
+  CHECK_THAT(testing::problem_at(with_parallel({{"devices", {"cpu", "cpu"}}}, "server"), "variants[1].parallel"),
+             Catch::Contains("parallel variants run in the offline and generate scenarios; this config's scenario is "
+                             "\"server\""));
+  // A good block parses.
+  CHECK(testing::problems_of(with_parallel({{"devices", {"cpu", "cpu"}}, {"threads_per_worker", 1}})).empty());
 }
