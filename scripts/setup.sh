@@ -15,7 +15,9 @@
 #     config schema test validates the shipped and the bad configs against `attnbench schema`.
 #   - transformers into a third test-only environment (default /opt/attnbench/reference-venv,
 #     override with ATTNBENCH_REFERENCE_VENV) that reads the project venv's torch through a .pth
-#     file: the decoder reference test generates with it from the weights the test writes.
+#     file: the decoder reference test generates with it from the weights the test writes, and the
+#     byte-level BPE reference test trains and encodes with its `tokenizers` (a transformers
+#     dependency; scripts/corpus_bpe.py).
 #   - clang-14 with its libFuzzer runtime, for the fuzz targets (built only when clang is found).
 #   - cpp-httplib (the live metrics endpoint) and Prometheus with promtool (the test that scrapes it).
 #
