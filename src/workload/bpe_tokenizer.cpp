@@ -88,6 +88,35 @@ std::size_t gpt2_piece_at(const std::u32string& s, std::size_t i) {
   return run - 1;
 }
 
+// The length of the maximal subpart at `at`, where a UTF-8 sequence is invalid: its lead byte and
+// the continuation bytes that could still begin a valid sequence with it (at least 1). Unicode's
+// "substitution of maximal subparts", what Rust's from_utf8_lossy and so `tokenizers` replace
+// with one U+FFFD: a 3-byte character cut after 2 bytes becomes one U+FFFD, not two.
+std::size_t maximal_subpart(std::string_view s, std::size_t at) {
+  const auto lead = static_cast<unsigned char>(s[at]);
+  std::size_t need = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    need = 1;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    need = 2;
+    if (lead == 0xE0) lo = 0xA0;  // no overlongs
+    if (lead == 0xED) hi = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    need = 3;
+    if (lead == 0xF0) lo = 0x90;  // no overlongs
+    if (lead == 0xF4) hi = 0x8F;  // <= U+10FFFF
+  } else {
+    return 1;
+  }
+  std::size_t n = 1;
+  for (std::size_t k = 0; k < need && at + n < s.size(); ++k, ++n) {
+    const auto c = static_cast<unsigned char>(s[at + n]);
+    if (k == 0 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) break;
+  }
+  return n;
+}
+
 std::string map_bytes(std::string_view piece) {
   const auto& map = byte_to_unicode();
   std::string out;
@@ -323,7 +352,7 @@ std::string bpe_tokenizer::decode(const std::vector<int64_t>& ids) const {
     }
     out.append(rest.substr(0, bad));
     append_utf8(out, U'\uFFFD');
-    at += bad + 1;
+    at += bad + maximal_subpart(rest, bad);
   }
   return out;
 }

@@ -47,8 +47,9 @@ class bpe_tokenizer {
   // The ids of `text`, every one of them (the caller truncates). Throws input_error on invalid
   // UTF-8, or when a byte has no token and the file names no unk_token.
   std::vector<int64_t> encode(std::string_view text) const;
-  // The text of `ids`: added tokens as written, the rest through the byte map back to bytes;
-  // bytes that are not UTF-8 (a character cut by truncation) become U+FFFD each. Throws
+  // The text of `ids`: added tokens as written (`tokenizers`' decode with skip_special_tokens
+  // false), the rest through the byte map back to bytes; bytes that are not UTF-8 (a character
+  // cut by truncation) become U+FFFD, one per maximal subpart as `tokenizers` does. Throws
   // input_error for an id the vocabulary lacks.
   std::string decode(const std::vector<int64_t>& ids) const;
 
