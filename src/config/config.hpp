@@ -94,8 +94,9 @@ struct workload_config {
   int64_t max_length = 0;      // longest sequence the model is fed; padding target for padding=max_length
   uint64_t seed = 0;           // token and length seed
   std::string file;            // JSONL of token-id lists; when set, samples/lengths come from it (resolved path)
-  std::string text;            // text file, one sample per line, tokenized with `vocab` (resolved path)
-  std::string vocab;           // WordPiece vocab.txt for `text` (resolved path)
+  std::string text;   // text file, one sample per line, tokenized with `vocab` or `tokenizer` (resolved path)
+  std::string vocab;  // WordPiece vocab.txt for `text` with an encoder (resolved path)
+  std::string tokenizer;       // byte-level BPE tokenizer.json for `text` with a decoder (resolved path)
   bool lowercase = true;       // lower-case and strip accents before WordPiece (uncased vocabularies)
   double duplicate_fraction = 0;  // share of samples replaced by copies of earlier ones (result-cache work)
 };

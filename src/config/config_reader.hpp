@@ -190,6 +190,8 @@ class config_reader {
   // workload_block.cpp
   void read_workload();
   void read_text_workload(const object_reader& w, workload_config& wc);
+  void read_text_file_beside_model(const object_reader& w, const std::string& key,
+                                   const std::string& file_name, std::string& out, const std::string& what);
   std::optional<int64_t> read_lengths(const object_reader& l);
   // measure_block.cpp, check_block.cpp
   void read_measure();

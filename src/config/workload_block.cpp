@@ -1,5 +1,6 @@
 // The `workload` block and its `lengths` distribution: how many samples, how long, or a file of
-// them (token ids, or text through a WordPiece vocabulary).
+// them (token ids, or text: through a WordPiece vocabulary for an encoder, a byte-level BPE
+// tokenizer.json for a decoder).
 #include <fmt/format.h>
 
 #include "config/config_defaults.hpp"
@@ -53,9 +54,17 @@ std::shared_ptr<const block_schema> workload_schema() {
       integer_key("seed", "Token and length seed").at_least(0).by_default(defaults::workload_seed),
       string_key("file", "Token ids, one JSON array (or {\"input_ids\": [...]}) per line; relative to the config file"),
       number_key("duplicate_fraction", "The fraction of samples that repeat an earlier one").at_least(0).below(1),
-      string_key("text", "Text, one sample per line, tokenized with workload.vocab; relative to the config file"),
-      string_key("vocab", "With text: the WordPiece vocab.txt; default the one beside model.config"),
-      boolean_key("lowercase", "With text: lowercase before tokenizing"),
+      string_key(
+          "text",
+          "Text, one sample per line, tokenized with workload.vocab (an encoder) or workload.tokenizer (a "
+          "decoder); relative to the config file"),
+      string_key("vocab",
+                 "With text and an encoder: the WordPiece vocab.txt; default the one beside model.config"),
+      boolean_key("lowercase", "With text and an encoder: lowercase before tokenizing"),
+      string_key(
+          "tokenizer",
+          "With text and a decoder (gpt2, llama): a Hugging Face tokenizer.json, byte-level BPE (GPT-2's); "
+          "default the one beside model.config; relative to the config file"),
   };
   return b;
 }
@@ -105,27 +114,53 @@ void config_reader::read_workload() {
   }
 }
 
-// workload.text: one sample per line, through the WordPiece vocabulary workload.vocab (by
-// default the vocab.txt beside model.config).
+// workload.text: one sample per line, through the WordPiece vocabulary workload.vocab for an
+// encoder, the byte-level BPE tokenizer.json workload.tokenizer for a decoder (each by default the
+// file of that name beside model.config, as Hugging Face ships them).
 void config_reader::read_text_workload(const object_reader& w, workload_config& wc) {
   if (!w.has("text")) {
-    for (const char* key : {"vocab", "lowercase"})
+    for (const char* key : {"vocab", "lowercase", "tokenizer"})
       if (w.has(key)) w.add(key, "only used with workload.text");
     return;
   }
   if (w.has("file")) w.add("text", "not allowed with workload.file: give token ids or text, not both");
   assign(wc.text, readable_file(w, "text"));
-  assign(wc.lowercase, w.boolean("lowercase"));
-  if (w.has("vocab")) {
-    assign(wc.vocab, readable_file(w, "vocab"));
+  const model_family family = cfg_.model.family;
+  if (family == model_family::bert) {
+    if (w.has("tokenizer"))
+      w.add("tokenizer",
+            "only for a decoder (model.family gpt2 or llama): an encoder's text goes through "
+            "WordPiece, workload.vocab");
+    read_text_file_beside_model(w, "vocab", "vocab.txt", wc.vocab, "");
+    assign(wc.lowercase, w.boolean("lowercase"));
+    return;
+  }
+  for (const char* key : {"vocab", "lowercase"})
+    if (w.has(key))
+      w.add(key, fmt::format("only for an encoder: a {} decoder's text goes through workload.tokenizer (a "
+                             "byte-level BPE tokenizer.json), not WordPiece",
+                             to_string(family)));
+  read_text_file_beside_model(
+      w, "tokenizer", "tokenizer.json", wc.tokenizer,
+      fmt::format(" for a {} decoder: a Hugging Face tokenizer.json, byte-level BPE", to_string(family)));
+}
+
+// workload.<key>: given (resolved, readable), else `file_name` beside model.config, else required.
+// `what` adds to the message of the last case.
+void config_reader::read_text_file_beside_model(const object_reader& w, const std::string& key,
+                                                const std::string& file_name, std::string& out,
+                                                const std::string& what) {
+  if (w.has(key)) {
+    assign(out, readable_file(w, key));
   } else if (!cfg_.model.hf_config.empty()) {
-    const fs::path beside = fs::path(cfg_.model.hf_config).parent_path() / "vocab.txt";
+    const fs::path beside = fs::path(cfg_.model.hf_config).parent_path() / file_name;
     if (auto why = unreadable_reason(beside))
-      w.add("vocab", "required: no vocab.txt beside model.config (" + *why + ")");
+      w.add(key, fmt::format("required: no {} beside model.config ({})", file_name, *why));
     else
-      wc.vocab = beside.string();
+      out = beside.string();
   } else {
-    w.require("vocab", "required with workload.text (no model.config to find a vocab.txt beside)");
+    w.require(key, fmt::format("required with workload.text{} (no model.config to find a {} beside)", what,
+                               file_name));
   }
 }
 

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "common/utf8.hpp"
+#include "workload/bpe_tokenizer.hpp"
 #include "workload/wordpiece_tokenizer.hpp"
 
 namespace attnbench {
@@ -124,17 +127,28 @@ dataset read_jsonl(const workload_config& w, const model_config& m) {
   return d;
 }
 
-// One sample per line of UTF-8 text, through the WordPiece tokenizer, truncated to max_length.
-// Blank lines are skipped, as in token files.
-dataset read_text(const workload_config& w, const model_config& m) {
-  const auto tokenizer = wordpiece_tokenizer::from_file(w.vocab, w.lowercase);
-  if (tokenizer.vocab_size() > m.vocab_size)
-    throw input_error("workload.vocab", fmt::format("{} holds {} tokens, more than the model's vocabulary of {}",
-                                                    w.vocab, tokenizer.vocab_size(), m.vocab_size));
+// A file's bytes, read once: what is hashed is what is parsed. `key` names the config key in errors.
+std::string file_bytes(const std::string& path, const std::string& key) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(key, fmt::format("cannot read {}", path));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string fnv1a64_of(const std::string& bytes) {
+  fnv1a64 h;
+  h.update(bytes);
+  return h.hex();
+}
+
+// One sample per line of UTF-8 text: `encode(line, lineno, cut)` gives its ids, at most max_length
+// of them, and sets `cut` when it dropped some. Blank lines are skipped, as in token files;
+// workload.samples caps the count. The description is `description` and how many lines were cut.
+template <typename Encode>
+dataset read_text_lines(const workload_config& w, std::string description, Encode encode) {
   std::ifstream in(w.text, std::ios::binary);
   if (!in) throw input_error("workload.text", fmt::format("cannot read {}", w.text));
   dataset d;
-  d.description = fmt::format("text {}", w.text);
+  d.description = std::move(description);
   std::string line;
   int64_t truncated = 0;
   for (int64_t lineno = 1; std::getline(in, line); ++lineno) {
@@ -142,14 +156,78 @@ dataset read_text(const workload_config& w, const model_config& m) {
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     if (w.samples > 0 && static_cast<int64_t>(d.samples.size()) >= w.samples) break;
     if (!is_valid_utf8(line)) throw input_error("workload.text", fmt::format("{}:{}: not valid UTF-8", w.text, lineno));
-    auto ids = tokenizer.encode(line, w.max_length);
-    if (static_cast<int64_t>(ids.size()) == w.max_length && tokenizer.encode(line, w.max_length + 1).size() > ids.size())
-      ++truncated;
-    d.samples.push_back(std::move(ids));
+    bool cut = false;
+    d.samples.push_back(encode(line, lineno, cut));
+    if (cut) ++truncated;
   }
   if (d.samples.empty()) throw input_error("workload.text", fmt::format("{} holds no samples", w.text));
   if (truncated > 0) d.description += fmt::format(", {} truncated to {} tokens", truncated, w.max_length);
   return d;
+}
+
+// An encoder's samples: each line through the WordPiece tokenizer, [CLS] … [SEP], truncated to
+// max_length with [SEP] kept.
+dataset read_wordpiece_text(const workload_config& w, const model_config& m) {
+  const auto tokenizer = wordpiece_tokenizer::from_file(w.vocab, w.lowercase);
+  if (tokenizer.vocab_size() > m.vocab_size)
+    throw input_error("workload.vocab",
+                      fmt::format("{} holds {} tokens, more than the model's vocabulary of {}", w.vocab,
+                                  tokenizer.vocab_size(), m.vocab_size));
+  dataset d = read_text_lines(w, fmt::format("text {}", w.text),
+                              [&](const std::string& line, int64_t /*lineno*/, bool& cut) {
+                                auto ids = tokenizer.encode(line, w.max_length);
+                                cut = static_cast<int64_t>(ids.size()) == w.max_length &&
+                                      tokenizer.encode(line, w.max_length + 1).size() > ids.size();
+                                return ids;
+                              });
+  d.tokenizer = w.vocab;
+  d.tokenizer_fnv1a64 = fnv1a64_of(file_bytes(w.vocab, "workload.vocab"));
+  return d;
+}
+
+// A decoder's prompts: each line through the byte-level BPE tokenizer.json with no special token
+// added (a GPT-2 or Llama prompt as generate() is given it), truncated to its first max_length ids.
+dataset read_bpe_text(const workload_config& w, const model_config& m) {
+  const std::string bytes = file_bytes(w.tokenizer, "workload.tokenizer");
+  const bpe_tokenizer tokenizer = [&] {
+    try {
+      return bpe_tokenizer::from_json_text(bytes, w.tokenizer);
+    } catch (const input_error& e) {
+      throw input_error("workload.tokenizer", e.what());  // the message names the file and the key
+    }
+  }();
+  if (tokenizer.vocab_size() > m.vocab_size)
+    throw input_error(
+        "workload.tokenizer",
+        fmt::format("{}: its largest id is {}, not below the model's vocab_size {}: the model has no "
+                    "embedding for it",
+                    w.tokenizer, tokenizer.vocab_size() - 1, m.vocab_size));
+  const std::string description = fmt::format("text {}, byte-level BPE {}", w.text, w.tokenizer);
+  dataset d = read_text_lines(w, description, [&](const std::string& line, int64_t lineno, bool& cut) {
+    std::vector<int64_t> ids;
+    try {
+      ids = tokenizer.encode(line);
+    } catch (const input_error& e) {
+      throw input_error("workload.tokenizer", fmt::format("{}:{}: {}", w.text, lineno, e.what()));
+    }
+    cut = static_cast<int64_t>(ids.size()) > w.max_length;
+    if (cut) ids.resize(static_cast<std::size_t>(w.max_length));
+    return ids;
+  });
+  d.tokenizer = w.tokenizer;
+  d.tokenizer_fnv1a64 = fnv1a64_of(bytes);
+  return d;
+}
+
+// The model decides the tokenizer: WordPiece for the encoder, byte-level BPE for a decoder.
+dataset read_text(const workload_config& w, const model_config& m) {
+  if (m.family == model_family::bert) return read_wordpiece_text(w, m);
+  if (w.tokenizer.empty())
+    throw input_error("workload.tokenizer",
+                      fmt::format("required with workload.text for a {} decoder: a Hugging "
+                                  "Face tokenizer.json, byte-level BPE",
+                                  to_string(m.family)));
+  return read_bpe_text(w, m);
 }
 
 }  // namespace

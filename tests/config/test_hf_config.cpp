@@ -1,5 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -165,4 +170,88 @@ TEST_CASE("workload.text needs a vocabulary, vocab and lowercase need text", "[c
   CHECK(ok.workload.vocab == workload_fixtures + "/tiny_vocab.txt");
   CHECK_FALSE(ok.workload.lowercase);
   CHECK(ok.workload.max_length == 32);  // model.max_positions from config.json
+}
+
+TEST_CASE(
+    "workload.tokenizer: a decoder's text tokenizer, by default beside model.config, refused for encoders",
+    "[config][hf][decoder][bpe]") {
+  const std::string text = workload_fixtures + "/tiny_text.txt";
+  const std::string handbook_bpe = std::string(ATTNBENCH_SOURCE_DIR) + "/configs/data/handbook-bpe.json";
+  nlohmann::ordered_json d = {{"name", "t"},
+                              {"scenario", "generate"},
+                              {"model", {{"preset", "llama-160m"}}},
+                              {"workload", {{"text", text}, {"tokenizer", handbook_bpe}, {"max_length", 32}}},
+                              {"device", "cpu"},
+                              {"variants", {{{"name", "a"}}}},
+                              {"baseline", "a"}};
+  SECTION("given: resolved, and the WordPiece keys are not read") {
+    const config c = attnbench::testing::parse(d);
+    CHECK(c.workload.tokenizer == handbook_bpe);
+    CHECK(c.workload.text == text);
+    CHECK(c.workload.vocab.empty());
+  }
+  SECTION("a decoder without one, and no model.config to find one beside") {
+    d["workload"].erase("tokenizer");
+    CHECK(
+        attnbench::testing::problem_at(d, "workload.tokenizer") ==
+        "required with workload.text for a llama decoder: a Hugging Face tokenizer.json, byte-level BPE (no "
+        "model.config to find a tokenizer.json beside)");
+  }
+  SECTION("WordPiece's keys with a decoder") {
+    d["workload"]["vocab"] = workload_fixtures + "/tiny_vocab.txt";
+    d["workload"]["lowercase"] = false;
+    const std::string why =
+        "only for an encoder: a llama decoder's text goes through workload.tokenizer (a "
+        "byte-level BPE tokenizer.json), not WordPiece";
+    CHECK(attnbench::testing::problem_at(d, "workload.vocab") == why);
+    CHECK(attnbench::testing::problem_at(d, "workload.lowercase") == why);
+  }
+  SECTION("a tokenizer with an encoder") {
+    d.erase("scenario");
+    d["model"] = {{"preset", "bert-tiny"}};
+    d["workload"]["vocab"] = workload_fixtures + "/tiny_vocab.txt";
+    CHECK(attnbench::testing::problem_at(d, "workload.tokenizer") ==
+          "only for a decoder (model.family gpt2 or llama): an encoder's text goes through WordPiece, "
+          "workload.vocab");
+  }
+  SECTION("a tokenizer without text") {
+    d["workload"] = {
+        {"samples", 2}, {"lengths", {{"kind", "fixed"}, {"length", 8}}}, {"tokenizer", handbook_bpe}};
+    CHECK(attnbench::testing::problem_at(d, "workload.tokenizer") == "only used with workload.text");
+  }
+  SECTION("relative to the config file, and checked readable") {
+    const auto dir =
+        std::filesystem::temp_directory_path() / fmt::format("attnbench-tokenizer-{}", ::getpid());
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(handbook_bpe, dir / "tok.json",
+                               std::filesystem::copy_options::overwrite_existing);
+    d["workload"]["tokenizer"] = "tok.json";
+    const std::string source = (dir / "experiment.json").string();
+    CHECK(attnbench::testing::parse_owned(d.dump(), source, testing::cpu_only()).workload.tokenizer ==
+          (dir / "tok.json").string());
+    d["workload"]["tokenizer"] = "missing.json";
+    try {
+      attnbench::testing::parse_owned(d.dump(), source, testing::cpu_only());
+      FAIL("missing.json was accepted");
+    } catch (const input_error& e) {
+      CHECK_THAT(e.what(), Contains("workload.tokenizer: \"" + (dir / "missing.json").string() + "\" does not exist"));
+    }
+    std::filesystem::remove_all(dir);
+  }
+  SECTION("the tokenizer.json beside a decoder's model.config is the default") {
+    const auto dir = std::filesystem::temp_directory_path() / fmt::format("attnbench-hf-gpt2-{}", ::getpid());
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json")
+        << R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "n_inner": null, "vocab_size": 4096,
+              "n_positions": 128, "activation_function": "gelu_new"})";
+    d["model"] = {{"config", (dir / "config.json").string()}};
+    d["workload"].erase("tokenizer");
+    CHECK_THAT(attnbench::testing::problem_at(d, "workload.tokenizer"),
+               Catch::StartsWith("required: no tokenizer.json beside model.config ("));
+    std::filesystem::copy_file(handbook_bpe, dir / "tokenizer.json");
+    const config c = attnbench::testing::parse(d);
+    CHECK(c.model.family == model_family::gpt2);
+    CHECK(c.workload.tokenizer == (dir / "tokenizer.json").string());
+    std::filesystem::remove_all(dir);
+  }
 }
