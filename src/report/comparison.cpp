@@ -152,6 +152,9 @@ std::vector<std::string> environment_warnings(const run_result& b, const run_res
   differs(w, "workload.min_length", b.workload.min_length, n.workload.min_length);
   differs(w, "workload.max_length_seen", b.workload.max_length_seen, n.workload.max_length_seen);
   differs(w, "workload.mean_length", b.workload.mean_length, n.workload.mean_length);
+  // Files from before the tokenizer was recorded have it empty: nothing to compare.
+  if (!b.workload.tokenizer_fnv1a64.empty() && !n.workload.tokenizer_fnv1a64.empty())
+    differs(w, "workload.tokenizer_fnv1a64", b.workload.tokenizer_fnv1a64, n.workload.tokenizer_fnv1a64);
   differs(w, "scenario", b.scenario, n.scenario);
   differs(w, "environment.config_hash", b.environment.config_hash, n.environment.config_hash);
   differs(w, "environment.device_name", b.environment.device_name, n.environment.device_name);

@@ -319,6 +319,10 @@ struct workload_info {
   int64_t real_tokens = 0;
   int64_t min_length = 0, max_length_seen = 0;
   double mean_length = not_a_number;
+  // A text workload's tokenizer file and the FNV-1a 64 of its bytes ("" for token ids, and in
+  // files written before they were recorded).
+  std::string tokenizer;
+  std::string tokenizer_fnv1a64;
 };
 
 // What the accuracy check ran on (issue 37 part 3): the model, its weights, its head, the

@@ -643,6 +643,10 @@ workload_info workload_from(const reader& r) {
   w.min_length = r.integer("min_length");
   w.max_length_seen = r.integer("max_length_seen");
   w.mean_length = r.number("mean_length");
+  if (r.has("tokenizer")) {  // absent before tokenizers were recorded
+    w.tokenizer = r.string("tokenizer");
+    w.tokenizer_fnv1a64 = r.string("tokenizer_fnv1a64");
+  }
   return w;
 }
 
@@ -657,11 +661,27 @@ void recompute_speedups(run_result& r) {
     if (v.status != status_kind::skipped) v.speedup = speedup_of(finite(v.throughput.samples), base_samples);
 }
 
+ojson to_json(const workload_info& w) {
+  ojson j = {{"samples", w.samples},
+             {"max_length", w.max_length},
+             {"lengths", w.lengths},
+             {"real_tokens", w.real_tokens},
+             {"min_length", w.min_length},
+             {"max_length_seen", w.max_length_seen},
+             {"mean_length", number(w.mean_length)}};
+  // A later addition, written only for a text workload (older readers and files stay valid): the
+  // tokenizer file that made the samples and the FNV-1a 64 of its bytes.
+  if (!w.tokenizer.empty()) {
+    j["tokenizer"] = w.tokenizer;
+    j["tokenizer_fnv1a64"] = w.tokenizer_fnv1a64;
+  }
+  return j;
+}
+
 }  // namespace
 
 ojson run_result_to_json(const run_result& r) {
   const model_info& m = r.model;
-  const workload_info& w = r.workload;
   ojson variants = ojson::array();
   for (const auto& v : r.variants) variants.push_back(to_json(v));
   return {{"schema_version", r.schema_version},
@@ -693,14 +713,7 @@ ojson run_result_to_json(const run_result& r) {
             {"predictions", r.check.predictions},
             {"rule", r.check.rule},
             {"study_runs", r.check.study_runs}}},
-          {"workload",
-           {{"samples", w.samples},
-            {"max_length", w.max_length},
-            {"lengths", w.lengths},
-            {"real_tokens", w.real_tokens},
-            {"min_length", w.min_length},
-            {"max_length_seen", w.max_length_seen},
-            {"mean_length", number(w.mean_length)}}},
+          {"workload", to_json(r.workload)},
           {"measure",
            {{"warmup", r.warmup},
             {"repetitions", r.repetitions},

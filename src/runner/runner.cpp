@@ -145,6 +145,15 @@ check_basis describe_check_basis(const config& cfg, const model_info& m) {
   return b;
 }
 
+// The results' workload block: the samples as made, and the tokenizer file that made them.
+workload_info describe_workload(const config& cfg, const dataset& data) {
+  workload_info w{static_cast<int64_t>(data.samples.size()), cfg.workload.max_length, data.description,
+                  data.real_tokens(), data.min_length(), data.max_length(), data.mean_length()};
+  w.tokenizer = data.tokenizer;
+  w.tokenizer_fnv1a64 = data.tokenizer_fnv1a64;
+  return w;
+}
+
 std::string host_name() {
   char buf[256] = {};
   return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : "unknown";
@@ -293,8 +302,7 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
     res.model = model_info{model_label(cfg.model), d.layers, d.hidden, d.heads, d.ffn, d.vocab, d.max_positions, 0,
                            parameter_count(*decoder), weight_checksum(*decoder), true, to_string(d.family), d.kv_heads};
     res.check = describe_check_basis(cfg, res.model);
-    res.workload = workload_info{static_cast<int64_t>(data.samples.size()), cfg.workload.max_length, data.description,
-                                 data.real_tokens(), data.min_length(), data.max_length(), data.mean_length()};
+    res.workload = describe_workload(cfg, data);
     log("measuring the matmul ceiling");
     res.environment = describe_environment(cfg, device, options);
     config resolved = cfg;
@@ -363,9 +371,7 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
   res.check = describe_check_basis(cfg, res.model);
 
   // --- workload ---
-  const auto n_samples = static_cast<int64_t>(data.samples.size());
-  res.workload = workload_info{n_samples, cfg.workload.max_length, data.description, data.real_tokens(),
-                               data.min_length(), data.max_length(), data.mean_length()};
+  res.workload = describe_workload(cfg, data);
 
   log("measuring the matmul ceiling");
   res.environment = describe_environment(cfg, device, options);

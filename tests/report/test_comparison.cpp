@@ -179,6 +179,21 @@ TEST_CASE("compare: different model, workload, config or machine is a warning", 
   CHECK(w[5] == "environment.torch_version differs: BASE \"2.11.0\", NEW \"2.12.0\"");
 }
 
+TEST_CASE("compare: prompts from another tokenizer file are a warning", "[report][bpe]") {
+  run_result base = sample_result();
+  base.workload.tokenizer = "configs/data/handbook-bpe.json";
+  base.workload.tokenizer_fnv1a64 = "ab68ee5b8ba7b2d3";
+  run_result other = base;
+  CHECK(compare_runs(base, other, {}).warnings.empty());
+  other.workload.tokenizer_fnv1a64 = "0000000000000001";  // the same path, retrained
+  const std::vector<std::string> w = compare_runs(base, other, {}).warnings;
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] == "workload.tokenizer_fnv1a64 differs: BASE \"ab68ee5b8ba7b2d3\", NEW \"0000000000000001\"");
+  other.workload.tokenizer_fnv1a64
+      .clear();  // a file from before tokenizers were recorded: nothing to compare
+  CHECK(compare_runs(base, other, {}).warnings.empty());
+}
+
 TEST_CASE("compare: two CPUs behind one model name are told apart", "[report][cpu]") {
   const run_result zen3 = sample_result();
   run_result zen4 = zen3;

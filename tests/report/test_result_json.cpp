@@ -287,3 +287,18 @@ TEST_CASE("results.json: an incomplete run and OOM / TIMEOUT rows round trip", "
   old.erase("incomplete_reason");
   CHECK(run_result_from_json(old).complete);
 }
+
+TEST_CASE("results.json: a text workload's tokenizer and its hash round trip, absent without one",
+          "[report][bpe]") {
+  run_result r = testing::sample_result();
+  CHECK_FALSE(run_result_to_json(r)["workload"].contains("tokenizer"));  // token ids: no tokenizer
+  CHECK(run_result_from_json(run_result_to_json(r)).workload.tokenizer.empty());
+  r.workload.tokenizer = "configs/data/handbook-bpe.json";
+  r.workload.tokenizer_fnv1a64 = "ab68ee5b8ba7b2d3";
+  const ojson j = run_result_to_json(r);
+  CHECK(j["workload"]["tokenizer"] == "configs/data/handbook-bpe.json");
+  CHECK(j["workload"]["tokenizer_fnv1a64"] == "ab68ee5b8ba7b2d3");
+  const run_result back = run_result_from_json(ojson::parse(j.dump()));
+  CHECK(back.workload.tokenizer == "configs/data/handbook-bpe.json");
+  CHECK(back.workload.tokenizer_fnv1a64 == "ab68ee5b8ba7b2d3");
+}
