@@ -3,14 +3,21 @@
 
   generate_peer.py prepare --out DIR [--preset llama-160m] [--prompts 4] [--length 64]
                            [--new-tokens 32] [--threads 2] [--seed 1]
+                           [--text configs/data/handbook-corpus.txt] [--tokenizer configs/data/handbook-bpe.json]
+                           [--random-ids]
   generate_peer.py bench --dir DIR --engine hf-sdpa|hf-eager [--passes 3] [--threads 2]
   generate_peer.py table --dir DIR
 
 prepare: one seeded LlamaForCausalLM (or GPT2LMHeadModel) in the shape of an attnbench decoder
 preset, read from src/config/decoder_presets.hpp (so the two cannot drift: attnbench refuses
-weights whose shapes differ from its preset's), saved with save_pretrained in DIR/model; seeded
-prompts of --length tokens in DIR/prompts.jsonl; and DIR/config.json, attnbench's generate config
-over the same weights, prompts, new tokens and threads (fp32, SDPA, one prompt at a time).
+weights whose shapes differ from its preset's), saved with save_pretrained in DIR/model; the
+prompts in DIR/prompts.jsonl; and DIR/config.json, attnbench's generate config over the same weights,
+prompts, new tokens and threads (fp32, SDPA, one prompt at a time). The prompts are the first
+--prompts non-blank lines of --text, each through --tokenizer (a byte-level BPE tokenizer.json) by
+the tokenizers library, no special token added, cut to --length ids; attnbench's config names the
+same text and tokenizer, so attnbench tokenizes them with its own tokenizer and the table checks
+that both sides prefilled the same number of tokens. --random-ids gives seeded ids of --length
+tokens instead, handed to both sides as ids.
 
 bench: one round of one transformers engine, fp32, one prompt at a time as attnbench's baseline,
 greedy, no end-of-sequence stop. optimum-benchmark's split of generate(): per prompt, the time of
@@ -90,8 +97,16 @@ def prepare(a):
     out = pathlib.Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     build(d, a.seed).save_pretrained(out / "model", safe_serialization=True)
-    gen = torch.Generator().manual_seed(a.seed + 1)
-    prompts = torch.randint(0, d["vocab"], (a.prompts, a.length), generator=gen).tolist()
+    if a.random_ids:
+        gen = torch.Generator().manual_seed(a.seed + 1)
+        prompts = torch.randint(0, d["vocab"], (a.prompts, a.length), generator=gen).tolist()
+        workload = {"file": str(out / "prompts.jsonl"), "samples": a.prompts, "max_length": a.length}
+        source = f"seeded random ids (seed {a.seed + 1})"
+    else:
+        text, tok = pathlib.Path(a.text).resolve(), pathlib.Path(a.tokenizer).resolve()
+        prompts = text_prompts(text, tok, a.prompts, a.length, d["vocab"])
+        workload = {"text": str(text), "tokenizer": str(tok), "samples": a.prompts, "max_length": a.length}
+        source = f"the first {len(prompts)} lines of {rel(text)} through {rel(tok)}"
     (out / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts))
     cfg = {
         "schema_version": 1,
@@ -100,7 +115,7 @@ def prepare(a):
                        "random weights, fp32, SDPA, one prompt at a time",
         "scenario": "generate",
         "model": {"config": str(out / "model" / "config.json"), "weights": str(out / "model" / "model.safetensors")},
-        "workload": {"file": str(out / "prompts.jsonl"), "samples": a.prompts, "max_length": a.length},
+        "workload": workload,
         "generate": {"max_new_tokens": a.new_tokens},
         "measure": {"warmup": 1, "repetitions": a.passes},
         "device": "cpu",
@@ -110,9 +125,56 @@ def prepare(a):
         "output": {"dir": str(out / "attnbench"), "formats": ["json", "md"]},
     }
     (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
-    (out / "peer.json").write_text(json.dumps({"preset": a.preset, "dims": d, "seed": a.seed, "prompts": a.prompts,
-                                               "length": a.length, "new_tokens": a.new_tokens,
-                                               "threads": a.threads}, indent=2) + "\n")
+    lengths = [len(p) for p in prompts]
+    (out / "peer.json").write_text(json.dumps({"preset": a.preset, "dims": d, "seed": a.seed, "prompts": len(prompts),
+                                               "length": a.length, "prompt_source": source,
+                                               "prompt_lengths": lengths, "prompt_tokens": sum(lengths),
+                                               "new_tokens": a.new_tokens, "threads": a.threads}, indent=2) + "\n")
+
+
+def rel(path):
+    try:
+        return str(pathlib.Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def text_prompts(text, tokenizer, count, length, vocab):
+    """The first `count` non-blank lines of `text` (blank: spaces and tabs only, as attnbench reads
+    workload.text), each through the tokenizers library's reading of `tokenizer` with no special
+    token added, cut to `length` ids."""
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(str(tokenizer))
+    if tok.get_vocab_size() > vocab:
+        sys.exit(f"generate_peer.py: {tokenizer} has {tok.get_vocab_size()} tokens, more than the preset's vocab {vocab}")
+    lines = corpus_lines(text.read_text(encoding="utf-8"), count)
+    if not lines:
+        sys.exit(f"generate_peer.py: {text} holds no non-blank line")
+    return [tok.encode(line, add_special_tokens=False).ids[:length] for line in lines]
+
+
+def corpus_lines(text, count):
+    """The first `count` lines of `text` that attnbench's workload.text takes: a trailing \\r
+    dropped, lines of only spaces and tabs skipped."""
+    lines = []
+    for line in text.split("\n"):
+        line = line[:-1] if line.endswith("\r") else line
+        if not line.strip(" \t"):
+            continue
+        if len(lines) == count:
+            break
+        lines.append(line)
+    return lines
+
+
+def check_prefilled(meta, results, round_):
+    """Exits when attnbench's run (its results.json) prefilled another token count than the peers'
+    prompts hold: the two tokenizers read the text differently, and the table would compare
+    different work."""
+    prefilled = results.get("workload", {}).get("real_tokens")
+    if "prompt_tokens" in meta and prefilled != meta["prompt_tokens"]:
+        sys.exit(f"generate_peer.py: attnbench prefilled {prefilled} prompt tokens in round {round_}, the peers "
+                 f"{meta['prompt_tokens']}: the two tokenizers disagree on these prompts")
 
 
 def geomean(xs):
@@ -179,6 +241,16 @@ def fmt_interval(xs, digits=1):
     return f"{c:.{digits}f}" + ("" if lo is None else f" [{lo:.{digits}f}–{hi:.{digits}f}]")
 
 
+def prompt_words(meta):
+    """How the table names the prompts: where they came from and their lengths."""
+    if "prompt_lengths" not in meta:  # a directory prepared before prompts could come from text
+        return f"{meta['prompts']} prompts of {meta['length']} tokens"
+    lo, hi = min(meta["prompt_lengths"]), max(meta["prompt_lengths"])
+    size = f"{lo} tokens" if lo == hi else f"{lo}–{hi} tokens"
+    return (f"{meta['prompts']} prompts of {size} ({meta['prompt_tokens']} in all, the same count on both "
+            f"sides), {meta['prompt_source']}")
+
+
 def table(a):
     import numpy as np
     d = pathlib.Path(a.dir)
@@ -199,6 +271,7 @@ def table(a):
         ours[k] = {"prefill_tokens_per_s": metric["prefill_tokens_per_s"],
                    "decode_tokens_per_s": metric["decode_tokens_per_s"],
                    "time_to_first_token_ms": metric["time_to_first_token_ms"], "status": v["status"]}
+        check_prefilled(meta, res, k)
         env = res.get("environment", {})
         cpu = f"{env.get('cpu_model', '?')} ({env.get('cpu_id', '?')}; {' '.join(env.get('cpu_features', []))})"
         tok = np.load(folder / "outputs" / "baseline.npy").astype(np.int64).tolist()
@@ -211,7 +284,7 @@ def table(a):
     engines = {"attnbench": ours, **rounds}
     figures = ["prefill_tokens_per_s", "decode_tokens_per_s", "time_to_first_token_ms"]
     lines = [f"# transformers' generate() beside attnbench ({meta['preset']})", "",
-             f"CPU {cpu}; {meta['threads']} threads; {meta['prompts']} prompts of {meta['length']} tokens, "
+             f"CPU {cpu}; {meta['threads']} threads; {prompt_words(meta)}, "
              f"{meta['new_tokens']} new tokens each, greedy, fp32, one prompt at a time; transformers' seeded random "
              f"weights (seed {meta['seed']}), the same file for both. {len(ours)} rounds, the order alternating "
              "(attnbench first in odd rounds). Figures: geometric mean over the rounds, in brackets the 95% t "
@@ -263,6 +336,9 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--passes", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--text", default=str(ROOT / "configs" / "data" / "handbook-corpus.txt"))
+    p.add_argument("--tokenizer", default=str(ROOT / "configs" / "data" / "handbook-bpe.json"))
+    p.add_argument("--random-ids", action="store_true")
     b = sub.add_parser("bench")
     b.add_argument("--dir", required=True)
     b.add_argument("--engine", choices=sorted(ENGINES), required=True)
