@@ -13,6 +13,7 @@
 #include "kernels/kernel_catalog.hpp"
 #include "model/int8_linear.hpp"
 #include "model/packed_linear.hpp"
+#include "model/random_rounding.hpp"
 
 namespace attnbench {
 namespace {
@@ -30,8 +31,9 @@ torch::Tensor rotate_half(const torch::Tensor& x) {
 }
 
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
-  // As LlamaRMSNorm: the statistics in float32, the result back in the input's dtype, then scaled.
-  const auto h = x.to(torch::kFloat);
+  // As LlamaRMSNorm: the statistics in float32 (float64 in the accuracy study's float64 copy), the
+  // result back in the input's dtype, then scaled.
+  const auto h = x.scalar_type() == torch::kDouble ? x : x.to(torch::kFloat);
   const auto normed = h * torch::rsqrt(h.pow(2).mean(-1, /*keepdim=*/true) + eps);
   return weight * normed.to(x.scalar_type());
 }
@@ -160,13 +162,16 @@ torch::Tensor DecoderBlockImpl::attend(const torch::Tensor& q, const torch::Tens
   }
   TORCH_CHECK(how.kind == attention_kind::naive,
               "decoder attention runs \"naive\", \"sdpa\" or \"custom\" (cpu-flash)");
+  // The accuracy study's hooks (model/random_rounding.hpp) on the core's operands and results, as
+  // the encoder's naive core has them: identity outside its float64 runs.
   const int64_t groups = d_.heads / d_.kv_heads;
-  const auto kk = groups > 1 ? k.repeat_interleave(groups, 1) : k;
-  const auto vv = groups > 1 ? v.repeat_interleave(groups, 1) : v;
-  auto scores = torch::matmul(qq, kk.transpose(-2, -1)) / std::sqrt(static_cast<double>(d_.head_dim));
+  const auto kk = rounded_attention(groups > 1 ? k.repeat_interleave(groups, 1) : k);
+  const auto vv = rounded_attention(groups > 1 ? v.repeat_interleave(groups, 1) : v);
+  auto scores = rounded_attention(torch::matmul(rounded_attention(qq), kk.transpose(-2, -1)) /
+                                  std::sqrt(static_cast<double>(d_.head_dim)));
   if (causal) keep = torch::ones({t, l}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).tril();
   if (keep.defined()) scores = scores.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
-  return torch::matmul(torch::softmax(scores, -1), vv);
+  return rounded_attention(torch::matmul(rounded_attention(torch::softmax(scores, -1)), vv));
 }
 
 DecoderBlockImpl::projected DecoderBlockImpl::project(const torch::Tensor& x, const torch::Tensor& cos,
@@ -205,7 +210,8 @@ torch::Tensor DecoderBlockImpl::finish(const torch::Tensor& x, const torch::Tens
 }
 
 torch::Tensor DecoderBlockImpl::lin(std::size_t i, torch::nn::Linear l, const torch::Tensor& in) {
-  return packed_.empty() ? plain_linear(l, in) : linear_forward(l, packed_[i], in);
+  // Plain linears carry the accuracy study's hooks as linear_forward's do (identity outside it).
+  return packed_.empty() ? rounded_output(plain_linear(l, rounded_input(in))) : linear_forward(l, packed_[i], in);
 }
 
 torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, torch::Tensor& k_cache, torch::Tensor& v_cache,
@@ -344,16 +350,21 @@ torch::Tensor DecoderLMImpl::hidden_states(const torch::Tensor& ids, kv_cache& c
   return d_.family == model_family::gpt2 ? ln_f_(x) : rms_norm(x, norm_f_, d_.norm_eps);
 }
 
+torch::Tensor DecoderLMImpl::logits_of(const torch::Tensor& h) {
+  // The LM head stays in floating point in every variant (int8 quantizes the block linears only):
+  // the study's hook rounds it at the class's float grid.
+  const auto x = rounded_float(h);
+  const auto logits = rounded_float(d_.family == model_family::gpt2 ? torch::linear(x, wte_->weight)
+                                                                    : plain_linear(lm_head_, x));
+  return logits.scalar_type() == torch::kDouble ? logits : logits.to(torch::kFloat);
+}
+
 torch::Tensor DecoderLMImpl::forward(const torch::Tensor& ids, kv_cache& cache) {
-  const auto h = hidden_states(ids, cache);
-  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : plain_linear(lm_head_, h);
-  return logits.to(torch::kFloat);
+  return logits_of(hidden_states(ids, cache));
 }
 
 torch::Tensor DecoderLMImpl::forward_last(const torch::Tensor& ids, kv_cache& cache) {
-  const auto h = hidden_states(ids, cache).select(1, ids.size(1) - 1);
-  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : plain_linear(lm_head_, h);
-  return logits.to(torch::kFloat);
+  return logits_of(hidden_states(ids, cache).select(1, ids.size(1) - 1));
 }
 
 torch::Tensor DecoderLMImpl::step_rows(const torch::Tensor& ids, const std::vector<kv_cache*>& caches) {
@@ -384,9 +395,7 @@ torch::Tensor DecoderLMImpl::step_rows(const torch::Tensor& ids, const std::vect
     release(i);
   }
   for (kv_cache* c : caches) ++c->length;
-  const auto h = (d_.family == model_family::gpt2 ? ln_f_(x) : rms_norm(x, norm_f_, d_.norm_eps)).select(1, 0);
-  const auto logits = d_.family == model_family::gpt2 ? torch::linear(h, wte_->weight) : plain_linear(lm_head_, h);
-  return logits.to(torch::kFloat);
+  return logits_of((d_.family == model_family::gpt2 ? ln_f_(x) : rms_norm(x, norm_f_, d_.norm_eps)).select(1, 0));
 }
 
 DecoderLM copy_decoder(const DecoderLM& model, torch::ScalarType dtype) {

@@ -94,7 +94,8 @@ TORCH_MODULE(DecoderBlock);
 class DecoderLMImpl : public torch::nn::Module {
  public:
   explicit DecoderLMImpl(const model_config& cfg);
-  // ids (B, T) int64 at positions [cache.length, cache.length + T): logits (B, T, vocab) in float32;
+  // ids (B, T) int64 at positions [cache.length, cache.length + T): logits (B, T, vocab) in float32
+  // (float64 for a float64 copy, the accuracy study's: copy_decoder);
   // their keys and values are written into the cache, whose length grows by T.
   torch::Tensor forward(const torch::Tensor& ids, kv_cache& cache);
   // Only the last position's logits (B, vocab): what a generation step needs (the LM head over
@@ -131,6 +132,8 @@ class DecoderLMImpl : public torch::nn::Module {
 
  private:
   torch::Tensor hidden_states(const torch::Tensor& ids, kv_cache& cache);
+  // The LM head over final hidden states: float32 logits (float64 for a float64 model).
+  torch::Tensor logits_of(const torch::Tensor& h);
   DecoderBlockImpl& acquire(std::size_t i) { return source_.acquire ? source_.acquire(i) : block(i); }
   void release(std::size_t i) {
     if (source_.release) source_.release(i);
@@ -157,7 +160,8 @@ std::vector<std::string> load_decoder_weights(DecoderLM& model, const safetensor
 // (each warning of load_decoder_weights passed to `warn`), random weights by m.seed otherwise.
 DecoderLM build_decoder(const model_config& m, const std::function<void(const std::string&)>& warn);
 
-// A copy of `model` with its own parameters, in `dtype` (Float or BFloat16 or Half), eval mode.
+// A copy of `model` with its own parameters, in `dtype` (Float, BFloat16, Half, or Double for the
+// accuracy study's reference), eval mode.
 DecoderLM copy_decoder(const DecoderLM& model, torch::ScalarType dtype);
 
 // What a greedy generation produced.

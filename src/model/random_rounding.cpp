@@ -79,6 +79,8 @@ torch::Tensor rounded_output(const torch::Tensor& x) {
   return round_randomly(x, current->how, gen);
 }
 
+torch::Tensor rounded_float(const torch::Tensor& x) { return rounded_attention(x); }
+
 torch::Tensor rounded_attention(const torch::Tensor& x) {
   if (!current) return x;
   auto gen = current->gen;

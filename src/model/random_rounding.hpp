@@ -58,5 +58,9 @@ class rounding_scope {
 torch::Tensor rounded_input(const torch::Tensor& x);
 torch::Tensor rounded_output(const torch::Tensor& x);
 torch::Tensor rounded_attention(const torch::Tensor& x);
+// An operand or result of a product the class computes in floating point even where its linears
+// are int8 (a decoder's LM head, which int8 leaves in fp32): attention_fraction_bits' grid, as
+// rounded_attention. Identity outside a rounding_scope.
+torch::Tensor rounded_float(const torch::Tensor& x);
 
 }  // namespace attnbench

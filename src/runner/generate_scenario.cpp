@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -19,6 +23,8 @@
 #include "runner/generate_engine.hpp"
 #include "runner/generate_server.hpp"
 #include "runner/generate_workers.hpp"
+#include "runner/decision_study.hpp"
+#include "runner/generation_study.hpp"
 #include "runner/memory_tracker.hpp"
 #include "stats/summary.hpp"
 #include "techniques/decoder_offload.hpp"
@@ -558,9 +564,15 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
   c.samples = tc.sequences;
   c.predictions_kept = tc.identical;
   c.top1_agreement = tc.token_agreement;
-  // Both sides teacher-forced on the baseline's tokens, batch by batch, the same way.
+  // Both sides teacher-forced on the baseline's tokens, batch by batch, the same way; every step at
+  // which they rank another token first is a changed decision (runner/generation_study.hpp).
   double diff2 = 0, ref2 = 0, max_abs = 0;
   int64_t nonfinite = 0;
+  std::vector<generation_decision> decisions;
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;  // (sequence, step, a, b)
+  const auto decide = [&](generation_decision d) {
+    if (seen.emplace(d.sequence, d.step, d.baseline_token, d.variant_token).second) decisions.push_back(d);
+  };
   const auto forced = [&](generate_variant& who, const prompt_batch& pb) {
     const autocast_scope amp(who.autocast, device_.type());
     who.model->set_attention(who.how);
@@ -575,7 +587,16 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
     diff2 += (out - ref).pow(2).sum().item<double>();
     ref2 += ref.pow(2).sum().item<double>();
     max_abs = std::max(max_abs, (out - ref).abs().max().item<double>());
+    const auto a = ref.argmax(-1), bb = out.argmax(-1);  // (B, new)
+    const auto changed = a.ne(bb).nonzero();             // (F, 2): row, step
+    for (int64_t f = 0; f < changed.size(0); ++f) {
+      const int64_t row = changed[f][0].item<int64_t>(), step = changed[f][1].item<int64_t>();
+      decide({pb.samples[static_cast<std::size_t>(row)], step, a[row][step].item<int64_t>(),
+              bb[row][step].item<int64_t>(), true});
+    }
   }
+  for (const auto& [sequence, step] : tc.divergences)
+    decide({sequence, step, b.tokens[sequence][step].item<int64_t>(), v.tokens[sequence][step].item<int64_t>(), false});
   c.nonfinite = nonfinite;
   c.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   c.max_abs = max_abs;
@@ -583,7 +604,54 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
   if (nonfinite > 0) problems.push_back(fmt::format("{} non-finite logits", nonfinite));
   if (!(c.rel_l2 <= tolerance))
     problems.push_back(fmt::format("teacher-forced logits rel. L2 {:.3g} > tolerance {:.3g}", c.rel_l2, tolerance));
-  if (tc.identical < tc.sequences) {
+  const int64_t forced_changes =
+      std::count_if(decisions.begin(), decisions.end(), [](const generation_decision& d) { return d.teacher_forced; });
+  int64_t excused = 0, study_sequences = 0;
+  double study_seconds = 0;
+  if (!decisions.empty()) {
+    if (!evidence_) evidence_ = std::make_unique<generation_evidence>(model_, data_.samples, b.tokens, study_runs);
+    const generation_study st = evidence_->study(plans_[i].precision.label, decisions);
+    c.study_class = st.precision_class;
+    c.study_runs = st.unavailable.empty() ? st.runs : 0;
+    c.study_note = st.unavailable;
+    study_seconds = st.seconds;
+    std::set<int64_t> studied;
+    for (const auto& d : decisions) studied.insert(d.sequence);
+    study_sequences = static_cast<int64_t>(studied.size());
+    std::set<int64_t> unexcused_sequences;
+    double least = std::numeric_limits<double>::infinity();
+    std::vector<std::string> where;
+    for (std::size_t j = 0; j < decisions.size(); ++j) {
+      const bool ok = st.unavailable.empty() && st.excused[j];
+      if (ok) {
+        ++excused;
+        c.decisive_margin = std::isnan(c.decisive_margin) ? st.margin[j] : std::max(c.decisive_margin, st.margin[j]);
+        continue;
+      }
+      unexcused_sequences.insert(decisions[j].sequence);
+      if (st.unavailable.empty()) least = std::min(least, st.margin[j]);
+      if (where.size() < 5)
+        where.push_back(fmt::format("sequence {} step {}{}", decisions[j].sequence, decisions[j].step,
+                                    decisions[j].teacher_forced ? " (teacher-forced)" : ""));
+    }
+    // A sequence that left the baseline's tokens counts as excused when every change in it was.
+    for (const auto& [sequence, step] : tc.divergences)
+      if (!unexcused_sequences.count(sequence)) ++c.exempt_flips;
+    if (const auto bad = static_cast<int64_t>(decisions.size()) - excused; bad > 0)
+      problems.push_back(
+          st.unavailable.empty()
+              ? fmt::format("{} of {} changed decisions beyond the float64 study's noise ({} runs at {}'s unit "
+                            "roundoff; least float64 margin among them {:.3g}): {}{}",
+                            bad, decisions.size(), st.runs, st.precision_class, least, fmt::join(where, ", "),
+                            bad > 5 ? ", …" : "")
+              : fmt::format("{} changed decisions, none excused ({}): {}{}", bad, st.unavailable,
+                            fmt::join(where, ", "), bad > 5 ? ", …" : ""));
+  }
+  c.decisive_samples = c.samples - c.exempt_flips;
+  c.top1_agreement_decisive = c.decisive_samples > 0 ? static_cast<double>(c.predictions_kept) /
+                                                           static_cast<double>(c.decisive_samples)
+                                                     : 1.0;
+  if (tc.identical < tc.sequences && !problems.empty()) {
     std::vector<std::string> where;
     for (std::size_t k = 0; k < tc.divergences.size() && k < 5; ++k)
       where.push_back(fmt::format("sequence {} at step {}", tc.divergences[k].first, tc.divergences[k].second));
@@ -598,6 +666,22 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
                          fmt::format("sequences whose {} greedy tokens equal the baseline's, of {}",
                                      cfg_.generate.max_new_tokens, tc.sequences),
                          ""});
+  set_metric(r.metrics, {"changed_decisions", static_cast<double>(decisions.size()), metric_unit::count,
+                         metric_direction::lower_is_better, "generate",
+                         fmt::format("steps at which the variant chose another token than the baseline after the "
+                                     "same prefix: {} teacher-forced, and each diverging sequence's first",
+                                     forced_changes),
+                         ""});
+  if (!decisions.empty())
+    set_metric(r.metrics, {"changed_decisions_excused", static_cast<double>(excused), metric_unit::count,
+                           metric_direction::neither, "generate",
+                           c.study_note.empty()
+                               ? fmt::format("changed decisions within the float64 study's noise ({} runs at {}'s "
+                                             "unit roundoff over the {} sequences that changed, {:.1f} s; "
+                                             "runner/generation_study.hpp)",
+                                             c.study_runs, c.study_class, study_sequences, study_seconds)
+                               : "none: " + c.study_note,
+                           ""});
   if (!tc.divergences.empty()) {
     int64_t first = tc.divergences.front().second;
     for (const auto& d : tc.divergences) first = std::min(first, d.second);

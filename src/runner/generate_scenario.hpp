@@ -19,9 +19,12 @@
 // Check: the variant's generated tokens against the baseline's, sequence by sequence (k of N
 // identical over max_new_tokens, and the first step at which each other one diverges), and its
 // logits teacher-forced on the baseline's tokens (one forward over prompt + baseline tokens),
-// relative L2 against the variant's tolerance. PASS needs both: every sequence identical and the
-// logits within tolerance. No changed token is excused: the float64 evidence the encoders' rule
-// uses is not computed for decoders yet, so a flip is a FAIL that names its step.
+// relative L2 against the variant's tolerance. Every changed decision (a teacher-forced step whose
+// top token differs, and each diverging sequence's first step) must be excused by the float64
+// study (runner/generation_study.hpp, the encoders' rule on a decoder's steps): PASS needs the
+// logits within tolerance and every change excused; a FAIL names the steps that were not. A model
+// too large for the study's float64 copy excuses nothing. The server scenario's served tokens are
+// compared without excuses.
 //
 // Batching: static padded batches, or "dynamic": continuous batching
 // (runner/generate_engine.hpp), every prompt waiting at the start, up to max_batch_size sequences
@@ -59,6 +62,8 @@
 #include "workload/dataset.hpp"
 
 namespace attnbench {
+
+class generation_evidence;
 
 class decoder_offload;
 struct generate_variant;  // a variant's model, batches, check-pass tokens and per-pass timings
@@ -122,6 +127,8 @@ class generate_scenario : public scenario_base {
   const environment_info& env_;
   std::vector<std::unique_ptr<generate_variant>> variants_;
   double triad_gb_per_s_ = 0;  // measured once, at the first finalize
+  // The float64 study's evidence, made at the first changed decision and kept for later variants.
+  std::unique_ptr<generation_evidence> evidence_;
   run_observer* observer_ = nullptr;
 };
 

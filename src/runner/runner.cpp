@@ -137,9 +137,11 @@ check_basis describe_check_basis(const config& cfg, const model_info& m) {
   b.rule = top1_rule_text;
   if (mc.family != model_family::bert) {
     b.predictions = fmt::format("a sequence's {} greedy tokens", cfg.generate.max_new_tokens);
-    b.rule = "a sequence that leaves the baseline's tokens at any step FAILs the variant (no excuse rule), and the "
-             "logits, teacher-forced on the baseline's tokens, give the rel. L2 error and are held to the "
-             "precision's tolerance (runner/generate_scenario.hpp)";
+    b.rule = "each changed decision (a step at which the variant chose another token than the baseline after the "
+             "same prefix: teacher-forced on the baseline's tokens, and each diverging sequence's first) FAILs the "
+             "variant unless the baseline's model in float64 puts it within the noise of the variant's precision "
+             "(its margin at most the largest shift over 8 randomly rounded runs, runner/generation_study.hpp); the "
+             "teacher-forced logits give the rel. L2 error and are held to the precision's tolerance";
   }
   b.study_runs = study_runs;
   return b;

@@ -1,0 +1,101 @@
+// The float64 study that may excuse a decoder's changed token (runner/generation_study.hpp): its
+// reference is the baseline's model in float64 (its margins are the fp32 model's to fp32's
+// accuracy), a decision far outside the precision's noise is never excused, a wider grid moves
+// the margins further than a narrower one, and a model too large for the float64 copy gets no
+// study, with the reason.
+#include <catch2/catch.hpp>
+
+#include "model/decoder.hpp"
+#include "runner/generation_study.hpp"
+
+using namespace attnbench;
+
+namespace {
+
+DecoderLM tiny_llama() {
+  model_config m;
+  m.family = model_family::llama;
+  m.layers = 2;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.ffn = 176;
+  m.vocab_size = 512;
+  m.max_positions = 64;
+  m.layer_norm_eps = 1e-6;
+  m.rope_theta = 10000;
+  m.causal = true;
+  DecoderLM model(m);
+  model->init_weights(5);
+  model->eval();
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("generation study: the rule's noise is the largest shift of the margin", "[decoder][check][study]") {
+  CHECK(margin_noise(0.5, {0.4, 0.7, 0.45}) == Approx(0.2));
+  CHECK(margin_noise(0.5, {}) == 0);
+  CHECK(margin_noise(-0.1, {-0.1}) == 0);
+}
+
+TEST_CASE("generation study: float64 margins, decisions inside and outside the noise", "[decoder][check][study]") {
+  torch::NoGradGuard no_grad;
+  DecoderLM model = tiny_llama();
+  const std::vector<std::vector<int64_t>> prompts = {{3, 17, 250, 9, 41, 8}, {100, 2, 77}};
+  const generation g = generate_greedy(model, torch::tensor(prompts[0], torch::kLong).unsqueeze(0), 4, torch::kFloat);
+  const generation g1 = generate_greedy(model, torch::tensor(prompts[1], torch::kLong).unsqueeze(0), 4, torch::kFloat);
+  const auto tokens = torch::cat({g.tokens, g1.tokens}, 0);  // (2, 4): the baseline's
+  // At step 2 of sequence 0: the runner-up (a near decision) and the last-ranked token (a far one),
+  // from the fp32 model's own teacher-forced logits.
+  const auto fp32 = teacher_forced_logits(model, torch::tensor(prompts[0], torch::kLong).unsqueeze(0),
+                                          tokens[0].unsqueeze(0), torch::kFloat)[0][2];
+  const auto order = fp32.argsort(-1, /*descending=*/true);
+  const int64_t a = order[0].item<int64_t>(), second = order[1].item<int64_t>(), last = order[-1].item<int64_t>();
+  REQUIRE(a == tokens[0][2].item<int64_t>());
+  const std::vector<generation_decision> decisions = {{0, 2, a, second, true}, {0, 2, a, last, true},
+                                                      {1, 0, tokens[1][0].item<int64_t>(), second, false}};
+  const generation_study f = run_generation_study(model, prompts, tokens, "fp32", decisions, 8);
+  const generation_study b = run_generation_study(model, prompts, tokens, "bf16", decisions, 8);
+  const generation_study w = run_generation_study(model, prompts, tokens, "int8-weight-only", decisions, 8);
+  REQUIRE(f.unavailable.empty());
+  REQUIRE(f.margin.size() == 3);
+  CHECK(f.precision_class == "fp32");
+  CHECK(b.precision_class == "bf16");
+  CHECK(w.precision_class == "int8-weight-only");
+  CHECK(f.runs == 8);
+  // The reference is the model in float64: its margins are the fp32 model's to fp32's accuracy.
+  CHECK(f.margin[0] == Approx((fp32[a] - fp32[second]).item<double>()).margin(1e-4));
+  CHECK(f.margin[1] == Approx((fp32[a] - fp32[last]).item<double>()).margin(1e-4));
+  CHECK(b.margin == f.margin);  // the reference does not depend on the class
+  // fp32's rounding moves a margin, by far less than bf16's.
+  for (std::size_t j = 0; j < decisions.size(); ++j) {
+    INFO("decision " << j);
+    CHECK(f.noise[j] > 0);
+    CHECK(f.noise[j] < 1e-4);
+    CHECK(b.noise[j] > 100 * f.noise[j]);
+    CHECK(w.noise[j] > f.noise[j]);
+  }
+  // The last-ranked token is never within any class's noise; a decision is excused exactly when
+  // its margin is within its noise.
+  CHECK_FALSE(f.excused[1]);
+  CHECK_FALSE(b.excused[1]);
+  CHECK_FALSE(w.excused[1]);
+  for (const generation_study* st : {&f, &b, &w})
+    for (std::size_t j = 0; j < decisions.size(); ++j) CHECK(st->excused[j] == (st->margin[j] <= st->noise[j]));
+  // The same seeds give the same study.
+  const generation_study again = run_generation_study(model, prompts, tokens, "bf16", decisions, 8);
+  CHECK(again.noise == b.noise);
+}
+
+TEST_CASE("generation study: a model too large for its float64 copy gets none, with the reason",
+          "[decoder][check][study]") {
+  DecoderLM model = tiny_llama();
+  const auto tokens = torch::zeros({1, 2}, torch::kLong);
+  const generation_study st = run_generation_study(model, {{1, 2, 3}}, tokens, "bf16", {{0, 0, 0, 1, true}}, 8,
+                                                   /*max_bytes=*/1024);
+  CHECK_THAT(st.unavailable, Catch::StartsWith("no float64 study: its copy of the "));
+  CHECK_THAT(st.unavailable, Catch::Contains("over the"));
+  CHECK(st.margin.empty());
+  CHECK(st.excused.empty());
+}
