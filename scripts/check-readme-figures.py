@@ -37,7 +37,8 @@ MARKERS (HTML comments, invisible when rendered)
   whose PATH equals the cell's text (the rows are a results.json's "variants"; for a sweep, every
   point's variants, with the point's "params"; for scripts/peer-compare.sh's peers.json, its
   "table", one row per batch × length; for a .csv file, its rows); {PATH} is a figure, PATH a
-  dotted path into that row (list items by index: parallel.workers.0.samples), optionally with a
+  dotted path into that row (list items by index: parallel.workers.0.samples, or by their
+  "name": metrics.decode_tokens_per_s.value, which a new metric does not shift), optionally with a
   unit after a colon: {PATH:percent} (the JSON holds a fraction, the README a percentage),
   {PATH:MiB} (bytes in the JSON), {PATH:inverse} (1 / the value), {PATH:count} (a list's
   length), {PATH:count>1} (how many of a list's numbers are above 1; also >=, <, <=). A * in a
@@ -321,6 +322,11 @@ class checker:
                 return [checker.resolve(item, rest) if rest else item for item in obj]
             if isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
                 obj = obj[int(part)]
+            elif isinstance(obj, list) and not part.isdigit():  # the item whose "name" is part
+                named = [item for item in obj if isinstance(item, dict) and item.get("name") == part]
+                if len(named) != 1:
+                    return None
+                obj = named[0]
             elif isinstance(obj, dict) and part in obj:
                 obj = obj[part]
             else:
