@@ -64,6 +64,25 @@ class check_readme_figures(unittest.TestCase):
         self.assertIn("results/peers/peers.json: batch=1, length=128: ratio_onnxruntime: "
                       "README says 1.25, the file says 1.22 (1.2171)", r.stderr)
 
+    def test_a_list_item_is_read_by_its_name_whatever_its_index(self):
+        results = self.dir / "results" / "demo" / "results.json"
+        doc = json.loads(results.read_text())
+        doc["variants"][1]["metrics"] = [{"name": "a", "value": 1.0}, {"name": "decode_tokens_per_s", "value": 31.3}]
+        results.write_text(json.dumps(doc))
+        with self.readme.open("a", encoding="utf-8") as f:
+            f.write("\namp decodes 31.3<!-- figure: results/demo/results.json; name=amp; "
+                    "metrics.decode_tokens_per_s.value --> tokens/s.\n")
+        self.assertEqual(self.run_script().returncode, 0, self.run_script().stderr)
+        # A metric added before it moves its index, not its name: still the same figure.
+        doc["variants"][1]["metrics"].insert(0, {"name": "changed_decisions", "value": 0.0})
+        results.write_text(json.dumps(doc))
+        self.assertEqual(self.run_script().returncode, 0)
+        doc["variants"][1]["metrics"][2]["value"] = 29.0
+        results.write_text(json.dumps(doc))
+        r = self.run_script()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("metrics.decode_tokens_per_s.value: README says 31.3, the file says 29", r.stderr)
+
     def test_precision_is_the_printed_one(self):
         # 26.4% would be wrong written as 26.3%; 1.51 (1.514966) wrong as 1.52; 2.5e-2 wrong as 2.4e-2.
         self.assert_each_caught([("26.4% |", "26.3% |", "README says 26.3, the file says 26.4"),
