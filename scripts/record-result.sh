@@ -10,7 +10,8 @@
 #
 #   scripts/record-result.sh cpu-quickstart build/attnbench run configs/quickstart.json --out results/cpu-quickstart --force
 #
-# The command must write into results/NAME itself (pass --out). Exits with the command's status.
+# The command must write into results/NAME itself (pass --out). Exits with the command's status,
+# or 2 before running anything when the attnbench binary it runs was not built from this tree.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 NAME COMMAND [ARGS...]" >&2; exit 2; }
@@ -37,6 +38,30 @@ if [ -n "$modified$untracked" ]; then
   sha=$(sha256sum "$patch" | cut -d' ' -f1)
   dirty=" (with uncommitted changes outside results/: uncommitted.diff, sha256 $sha)"
   changes="# Uncommitted changes (in uncommitted.diff): modified ${modified:-none}; untracked ${untracked:-none}."
+fi
+# The binary must be the tree's: a build from another commit (or from an edit since undone or
+# committed) would be recorded under a commit whose code it is not. The binary is the command
+# itself when it is an attnbench executable, else build/attnbench when the command is a script
+# that runs it. Its --version names the commit it was built at (cmake/build_info.cmake).
+binary=""
+case "$(basename "$1")" in
+  attnbench*) binary=$1 ;;
+  *) for arg in "$@"; do
+       if [ -f "$arg" ] && [ -x build/attnbench ] && grep -q 'build/attnbench' "$arg" 2>/dev/null; then binary=build/attnbench; break; fi
+     done ;;
+esac
+if [ -n "$binary" ]; then
+  built=$("$binary" --version 2>/dev/null | sed -n 's/.*(\([0-9a-f]*\(-dirty\)\{0,1\}\)).*/\1/p' | head -1)
+  expected=$commit
+  [ -z "$(git status --porcelain --untracked-files=no -- . ':(exclude)results')" ] || expected="$commit-dirty"
+  newer=""
+  if [ -n "$built" ] && [ "$built" = "$expected" ] && [ "${built%-dirty}" != "$built" ]; then
+    newer=$(git diff --name-only HEAD -- src kernels cmake CMakeLists.txt | while read -r f; do [ "$f" -nt "$binary" ] && echo "$f"; done | head -3 | paste -sd, -)
+  fi
+  if [ -z "$built" ] || [ "$built" != "$expected" ] || [ -n "$newer" ]; then
+    echo "record-result.sh: $binary is not built from this tree: it says ${built:-no commit}, the tree is $expected${newer:+ (edited since the build: $newer)}; rebuild it (cmake --build build) and run again. Nothing was run or written." >&2
+    exit 2
+  fi
 fi
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 features=$(grep -o -w -E 'avx2|fma|avx512f|avx512_bf16|avx512_fp16|avx512_vnni|amx_bf16|amx_fp16|amx_int8|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')

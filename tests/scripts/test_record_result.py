@@ -3,7 +3,9 @@
 uncommitted changes and no uncommitted.diff is written; with a modified tracked file and an untracked
 one, results/NAME/uncommitted.diff holds `git diff HEAD` and the untracked file's name, COMMAND names
 its sha256 and both files, and the diff applies to a clean clone; a later clean run removes the stale
-diff. Changes under results/ never count. Needs git and bash; standard library only; CTest runs it
+diff. Changes under results/ never count. An attnbench binary built from another tree (another
+commit, a dirty build since committed, or sources edited after it) is refused with exit 2 before
+anything runs. Needs git and bash; standard library only; CTest runs it
 (tests/CMakeLists.txt)."""
 import hashlib
 import os
@@ -94,6 +96,51 @@ class record_result(unittest.TestCase):
         folder, command = self.record()
         self.assertIn("modified none; untracked notes.txt.", command)
         self.assertIn("#   notes.txt", (folder / "uncommitted.diff").read_text())
+
+    def fake_binary(self, label):
+        # An attnbench whose --version names the commit it says it was built at, and which writes
+        # into results/NAME as a recorded run does.
+        binary = self.repo / "build" / "attnbench"
+        binary.parent.mkdir(exist_ok=True)
+        binary.write_text(f"""#!/bin/bash
+if [ "$1" = --version ]; then echo "attnbench 0.1.0 ({label})"; exit 0; fi
+mkdir -p results/$2 && echo figures > results/$2/out.txt
+""")
+        binary.chmod(0o755)
+        return subprocess.run(["bash", "scripts/record-result.sh", "bin", "build/attnbench", "run", "bin"],
+                              cwd=self.repo, env=ENV, capture_output=True, text=True)
+
+    def test_a_binary_built_from_another_tree_is_refused_before_running(self):
+        head = self.git("rev-parse", "--short=12", "HEAD").strip()
+        r = self.fake_binary("0123456789ab")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"says 0123456789ab, the tree is {head}", r.stderr)
+        self.assertFalse((self.repo / "results" / "bin").exists())
+        # A build from a dirty tree, recorded once the edit is committed, is not the commit's either.
+        r = self.fake_binary(head + "-dirty")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        # The tree's own build runs and is recorded.
+        r = self.fake_binary(head)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"at commit {head}:", (self.repo / "results" / "bin" / "COMMAND").read_text())
+
+    def test_a_dirty_build_is_refused_when_the_source_changed_after_it(self):
+        (self.repo / "src").mkdir()
+        (self.repo / "src" / "a.cpp").write_text("int a;\n")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "src")
+        head = self.git("rev-parse", "--short=12", "HEAD").strip()
+        (self.repo / "src" / "a.cpp").write_text("int b;\n")
+        self.fake_binary(head + "-dirty")  # built after the edit: accepted
+        self.assertTrue((self.repo / "results" / "bin" / "COMMAND").exists())
+        shutil.rmtree(self.repo / "results" / "bin")
+        later = (self.repo / "build" / "attnbench").stat().st_mtime + 5
+        os.utime(self.repo / "src" / "a.cpp", (later, later))  # edited again after the build
+        r = subprocess.run(["bash", "scripts/record-result.sh", "bin", "build/attnbench", "run", "bin"],
+                           cwd=self.repo, env=ENV, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("edited since the build: src/a.cpp", r.stderr)
+        self.assertFalse((self.repo / "results" / "bin").exists())
 
 
 if __name__ == "__main__":
