@@ -102,6 +102,10 @@ class generate_scenario : public scenario_base {
   generate_scenario(const config& cfg, std::vector<variant_plan> plans, const dataset& data, DecoderLM model,
                     torch::Device device, const environment_info& env, run_observer* observer = nullptr);
   ~generate_scenario() override;
+  // Test-only (the test-hooks binary's --test-perturb-outputs): variant `name`'s first sequence
+  // leaves the baseline's tokens at step 3 (the last step if fewer) for the token the baseline's
+  // model ranks last there, a divergence no float64 study can excuse; its check must FAIL.
+  void plant_divergence(std::string name) { planted_ = std::move(name); }
 
   std::optional<skip_verdict> skip_reason(std::size_t i, variant_result& r) override;
   void prepare(std::size_t i, variant_result& r) override;
@@ -129,6 +133,7 @@ class generate_scenario : public scenario_base {
   double triad_gb_per_s_ = 0;  // measured once, at the first finalize
   // The float64 study's evidence, made at the first changed decision and kept for later variants.
   std::unique_ptr<generation_evidence> evidence_;
+  std::optional<std::string> planted_;
   run_observer* observer_ = nullptr;
 };
 

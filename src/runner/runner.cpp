@@ -315,6 +315,7 @@ run_outcome run_or_serve(const config& cfg, const run_options& options, const se
       if (!resolved.variants[i].pending) dtypes.push_back(plans[i].precision.dtype);
     add_ceilings(res.environment, cfg, device, options, dtypes);
     generate_scenario generate(resolved, plans, data, decoder, device, res.environment, options.observer);
+    if (options.perturb_variant) generate.plant_divergence(*options.perturb_variant);
     if (measure_variants(
             resolved, plans, generate, res, progress, [](int64_t /*round*/, bool more) { return more; },
             options.observer, true, options.resume))

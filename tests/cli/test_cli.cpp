@@ -104,6 +104,54 @@ TEST_CASE("a corrupted variant is FAIL in every report and exits 3", "[cli]") {
   CHECK_THAT(read_file(out / "report.md"), Catch::Contains("FAIL"));
 }
 
+TEST_CASE("generate: a variant planted to diverge at step 3 FAILs naming it, one that never diverges PASSes",
+          "[cli][decoder]") {
+  temp_dir tmp("diverge");
+  const auto out = tmp.path / "out";
+  auto doc = nlohmann::json::parse(R"({
+    "name": "planted-divergence",
+    "scenario": "generate",
+    "model": {"preset": "gpt2-tiny", "seed": 1},
+    "workload": {"samples": 2, "lengths": {"kind": "fixed", "length": 6}, "max_length": 6, "seed": 1},
+    "generate": {"max_new_tokens": 6},
+    "measure": {"warmup": 0, "repetitions": 1},
+    "device": "cpu",
+    "threads": 1,
+    "variants": [
+      {"name": "sdpa", "attention": "sdpa"},
+      {"name": "naive", "attention": "naive"},
+      {"name": "planted", "attention": "naive"}
+    ],
+    "baseline": "sdpa"
+  })");
+  doc["output"] = {{"dir", out.string()}};
+  const auto cfg = write_config(tmp.path, doc);
+  auto r = run_cli_with_test_hooks("run " + cfg.string() + " --quiet --test-perturb-outputs planted");
+  INFO(r.output);
+  CHECK(r.exit_code == 3);
+  const auto results = nlohmann::json::parse(read_file(out / "results.json"));
+  const auto metric = [](const nlohmann::json& v, const std::string& name) {
+    for (const auto& m : v["metrics"])
+      if (m["name"] == name) return m["value"].get<double>();
+    return -1.0;
+  };
+  const auto& never = results["variants"][1];
+  CHECK(never["status"] == "PASS");
+  CHECK(metric(never, "sequences_identical") == 2);
+  CHECK(metric(never, "changed_decisions") == 0);
+  const auto& planted = results["variants"][2];
+  CHECK(planted["status"] == "FAIL");
+  CHECK(metric(planted, "sequences_identical") == 1);
+  CHECK(metric(planted, "first_divergence_step") == 3);
+  CHECK(metric(planted, "changed_decisions") >= 1);
+  CHECK(metric(planted, "changed_decisions_excused") < metric(planted, "changed_decisions"));
+  const std::string message = planted["check"]["message"];
+  CHECK_THAT(message, Catch::Contains("beyond the float64 study's noise"));
+  CHECK_THAT(message, Catch::Contains("sequence 0 step 3"));
+  CHECK_THAT(message, Catch::Contains("1 of 2 sequences generated other tokens (first divergence: sequence 0 at step 3)"));
+  CHECK_THAT(read_file(out / "report.md"), Catch::Contains("planted (FAIL)"));
+}
+
 TEST_CASE("the attnbench binary has no test hooks: --test-perturb-outputs is refused, the kill variable unknown",
           "[cli]") {
   temp_dir tmp("release");
