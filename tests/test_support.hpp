@@ -56,6 +56,24 @@ inline model_config tiny_model(bool causal = false) {
   return m;
 }
 
+// A two-layer decoder of either family (GPT-2 or Llama, with grouped-query attention), everything
+// explicit; random weights come from init_weights(seed).
+inline model_config tiny_decoder(model_family family) {
+  model_config m;
+  m.family = family;
+  m.layers = 2;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = family == model_family::llama ? 2 : 4;
+  m.ffn = family == model_family::llama ? 176 : 256;
+  m.vocab_size = 512;
+  m.max_positions = 128;
+  m.layer_norm_eps = family == model_family::gpt2 ? 1e-5 : 1e-6;
+  m.rope_theta = 10000;
+  m.causal = true;
+  return m;
+}
+
 inline device_caps cpu_only() { return device_caps{0, true}; }
 
 // A config's text as every command takes it: parsed, then checked by the layers that own its

@@ -22,22 +22,6 @@ using namespace attnbench;
 
 namespace {
 
-model_config tiny_decoder(model_family family) {
-  model_config m;
-  m.family = family;
-  m.layers = 2;
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = family == model_family::llama ? 2 : 4;
-  m.ffn = family == model_family::llama ? 176 : 256;
-  m.vocab_size = 512;
-  m.max_positions = 128;
-  m.layer_norm_eps = family == model_family::gpt2 ? 1e-5 : 1e-6;
-  m.rope_theta = 10000;
-  m.causal = true;
-  return m;
-}
-
 double rel_l2(const torch::Tensor& a, const torch::Tensor& b) {
   return ((a.to(torch::kDouble) - b.to(torch::kDouble)).norm() / b.to(torch::kDouble).norm()).item<double>();
 }
@@ -49,7 +33,7 @@ TEST_CASE("decoder: prefill plus cached decode steps give a full forward's logit
   for (const auto family : {model_family::gpt2, model_family::llama}) {
     for (const auto kind : {attention_kind::sdpa, attention_kind::naive, attention_kind::custom}) {
       INFO(to_string(family) << " " << to_string(kind));
-      DecoderLM m(tiny_decoder(family));
+      DecoderLM m(testing::tiny_decoder(family));
       m->init_weights(7);
       m->eval();
       m->set_attention({kind, sdpa_backend::auto_select, true, ""});
@@ -69,7 +53,7 @@ TEST_CASE("decoder: prefill plus cached decode steps give a full forward's logit
 
 TEST_CASE("decoder: naive and sdpa attention agree, and a position past the cache is refused", "[model][decoder]") {
   torch::NoGradGuard no_grad;
-  DecoderLM m(tiny_decoder(model_family::llama));
+  DecoderLM m(testing::tiny_decoder(model_family::llama));
   m->init_weights(3);
   const auto ids = torch::randint(0, 512, {1, 9}, torch::kLong);
   kv_cache a = make_kv_cache(m->dims(), 1, 9, torch::kFloat, torch::kCPU);
@@ -84,7 +68,7 @@ TEST_CASE("decoder: naive and sdpa attention agree, and a position past the cach
 TEST_CASE("decoder: greedy generation is the argmax of the teacher-forced logits, and copies keep the weights",
           "[model][decoder]") {
   torch::NoGradGuard no_grad;
-  DecoderLM m(tiny_decoder(model_family::gpt2));
+  DecoderLM m(testing::tiny_decoder(model_family::gpt2));
   m->init_weights(11);
   const auto prompt = torch::randint(0, 512, {3, 6}, torch::kLong);
   const generation g = generate_greedy(m, prompt, 5, torch::kFloat);
@@ -107,7 +91,7 @@ TEST_CASE("decoder: a left-padded batch generates each prompt's own tokens and l
   for (const auto family : {model_family::gpt2, model_family::llama}) {
     for (const auto kind : {attention_kind::sdpa, attention_kind::naive, attention_kind::custom}) {
       INFO(to_string(family) << " " << to_string(kind));
-      DecoderLM m(tiny_decoder(family));
+      DecoderLM m(testing::tiny_decoder(family));
       m->init_weights(5);
       m->eval();
       m->set_attention({kind, sdpa_backend::auto_select, true, ""});
@@ -184,7 +168,7 @@ TEST_CASE("decoder: GPT-2 and Llama weights give transformers' greedy tokens and
     REQUIRE(rc == 0);
     std::ifstream in(out / "reference.json");
     const auto ref = nlohmann::json::parse(in);
-    model_config mc = tiny_decoder(std::string(family) == "gpt2" ? model_family::gpt2 : model_family::llama);
+    model_config mc = testing::tiny_decoder(std::string(family) == "gpt2" ? model_family::gpt2 : model_family::llama);
     mc.kv_heads = ref["kv_heads"].get<int64_t>();
     mc.ffn = ref["ffn"].get<int64_t>();
     mc.max_positions = ref["max_positions"].get<int64_t>();

@@ -7,25 +7,14 @@
 
 #include "model/decoder.hpp"
 #include "runner/generation_study.hpp"
+#include "test_support.hpp"
 
 using namespace attnbench;
 
 namespace {
 
 DecoderLM tiny_llama() {
-  model_config m;
-  m.family = model_family::llama;
-  m.layers = 2;
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = 2;
-  m.ffn = 176;
-  m.vocab_size = 512;
-  m.max_positions = 64;
-  m.layer_norm_eps = 1e-6;
-  m.rope_theta = 10000;
-  m.causal = true;
-  DecoderLM model(m);
+  DecoderLM model(testing::tiny_decoder(model_family::llama));
   model->init_weights(5);
   model->eval();
   return model;
