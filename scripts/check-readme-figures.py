@@ -58,6 +58,7 @@ MARKERS (HTML comments, invisible when rendered)
                                     the word before the marker must begin with it, any case)
     all four<!-- figure: results/x/results.json; variants:count --> variants
     PASS<!-- figure: results/x/results.json; variants.*.status -->            (every one)
+    PASS<!-- figure: results/s/results.json; points.*.result.variants.*.status -->  (every point's: a sweep)
     ahead at three<!-- figure: results/p/peers.json; table.*.ratio_onnxruntime:count>1 --> shapes
     1.54×<!-- figure: results/x/results.json; name=b; speedup.geomean; ÷ name=a; speedup.geomean -->
                                                      (a ratio of two figures of one file;
@@ -372,6 +373,8 @@ class checker:
             else:
                 value = len(value)
             unit = None
+        if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+            value = [v for items in value for v in items]  # a * inside a *: every point's variants
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value) \
                 and not re.fullmatch(NUMBER, printed.replace(",", "")) and printed.lower() not in WORDS:
             wrong = sorted({v for v in value if not printed.lower().startswith(v.lower())})

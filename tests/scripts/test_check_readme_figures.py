@@ -83,6 +83,21 @@ class check_readme_figures(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("metrics.decode_tokens_per_s.value: README says 31.3, the file says 29", r.stderr)
 
+    def test_every_status_of_every_sweep_point_is_checked(self):
+        folder = self.dir / "results" / "grid"
+        folder.mkdir()
+        doc = {"kind": "sweep", "points": [{"params": {"test": t}, "result": {"variants": [
+            {"name": "baseline", "status": "PASS"}, {"name": "bf16", "status": "PASS"}]}} for t in ("pp512", "tg128")]}
+        (folder / "results.json").write_text(json.dumps(doc))
+        with self.readme.open("a", encoding="utf-8") as f:
+            f.write("\nEvery row PASSes<!-- figure: results/grid/results.json; points.*.result.variants.*.status -->.\n")
+        self.assertEqual(self.run_script().returncode, 0)
+        doc["points"][1]["result"]["variants"][1]["status"] = "FAIL"
+        (folder / "results.json").write_text(json.dumps(doc))
+        r = self.run_script()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('README says PASSes for every one, the file has ["FAIL"]', r.stderr)
+
     def test_precision_is_the_printed_one(self):
         # 26.4% would be wrong written as 26.3%; 1.51 (1.514966) wrong as 1.52; 2.5e-2 wrong as 2.4e-2.
         self.assert_each_caught([("26.4% |", "26.3% |", "README says 26.3, the file says 26.4"),
