@@ -299,6 +299,11 @@ int run_run(const run_command_options& opts) {
   if (env) check_multi_process(cfg, *env, opts);
   if (!opts.perturb.empty() && !find_variant(cfg, opts.perturb))
     throw input_error("--test-perturb-outputs", fmt::format("no variant named \"{}\"", opts.perturb));
+  if (!opts.perturb.empty() && opts.perturb == cfg.baseline)
+    throw input_error("--test-perturb-outputs",
+                      fmt::format("\"{}\" is the baseline: every other variant is checked against it, so perturbing it "
+                                  "would fail them instead; name another variant",
+                                  opts.perturb));
   if (cfg.sweep && opts.profile)
     throw input_error("--profile", "not available with a sweep: profile a point with `attnbench profile` on a config "
                                    "without the sweep block");

@@ -104,6 +104,18 @@ TEST_CASE("a corrupted variant is FAIL in every report and exits 3", "[cli]") {
   CHECK_THAT(read_file(out / "report.md"), Catch::Contains("FAIL"));
 }
 
+TEST_CASE("perturbing the baseline is refused: it would fail every other variant instead", "[cli]") {
+  temp_dir tmp("perturb-baseline");
+  const auto out = tmp.path / "out";
+  const auto cfg = write_config(tmp.path, two_variant_config(out));
+  auto r = run_cli_with_test_hooks("run " + cfg.string() + " --quiet --test-perturb-outputs baseline");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("--test-perturb-outputs"));
+  CHECK_THAT(r.output, Catch::Contains("\"baseline\" is the baseline"));
+  CHECK(!fs::exists(out));
+}
+
 TEST_CASE("generate: a variant planted to diverge at step 3 FAILs naming it, one that never diverges PASSes",
           "[cli][decoder]") {
   temp_dir tmp("diverge");
