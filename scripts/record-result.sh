@@ -40,24 +40,31 @@ if [ -n "$modified$untracked" ]; then
   changes="# Uncommitted changes (in uncommitted.diff): modified ${modified:-none}; untracked ${untracked:-none}."
 fi
 # The binary must be the tree's: a build from another commit (or from an edit since undone or
-# committed) would be recorded under a commit whose code it is not. The binary is the command
-# itself when it is an attnbench executable, else build/attnbench when the command is a script
-# that runs it. Its --version names the commit it was built at (cmake/build_info.cmake).
-binary=""
-case "$(basename "$1")" in
-  attnbench*) binary=$1 ;;
-  *) for arg in "$@"; do
-       if [ -f "$arg" ] && [ -x build/attnbench ] && grep -q 'build/attnbench' "$arg" 2>/dev/null; then binary=build/attnbench; break; fi
-     done ;;
-esac
+# committed) would be recorded under a commit whose code it is not. The binary is the first
+# attnbench or attnbench_testhooks executable among the words (so `env VAR=… build/attnbench`,
+# `flock LOCK build/attnbench`, `perf record … build/attnbench` count), else a script's --bin or
+# ATTNBENCH_BIN (as a word or in the environment), else build/attnbench when a script or a
+# `bash -c` string runs it. Its --version names the commit it was built at
+# (cmake/build_info.cmake); a source file newer than it means it is stale whatever git says.
+binary="" script_bin="" runs_default="" prev=""
+for arg in "$@"; do
+  if [ "$prev" = --bin ]; then script_bin=$arg
+  elif [[ "$arg" == ATTNBENCH_BIN=* ]]; then script_bin=${arg#ATTNBENCH_BIN=}
+  elif [ -z "$binary" ] && [ -f "$arg" ] && [ -x "$arg" ] && [[ "$(basename "$arg")" =~ ^attnbench(_testhooks)?$ ]]; then binary=$arg
+  elif [ -f "$arg" ] && grep -q 'build/attnbench' "$arg" 2>/dev/null; then runs_default=1
+  elif [ ! -f "$arg" ] && [[ "$arg" == *build/attnbench* ]]; then runs_default=1
+  fi
+  prev=$arg
+done
+if [ -z "$binary" ] && [ -n "$runs_default" ]; then
+  binary=${script_bin:-${ATTNBENCH_BIN:-build/attnbench}}
+  [ -x "$binary" ] || binary=""  # the script will say it is missing
+fi
 if [ -n "$binary" ]; then
   built=$("$binary" --version 2>/dev/null | sed -n 's/.*(\([0-9a-f]*\(-dirty\)\{0,1\}\)).*/\1/p' | head -1)
   expected=$commit
   [ -z "$(git status --porcelain --untracked-files=no -- . ':(exclude)results')" ] || expected="$commit-dirty"
-  newer=""
-  if [ -n "$built" ] && [ "$built" = "$expected" ] && [ "${built%-dirty}" != "$built" ]; then
-    newer=$(git diff --name-only HEAD -- src kernels cmake CMakeLists.txt | while read -r f; do [ "$f" -nt "$binary" ] && echo "$f"; done | head -3 | paste -sd, -)
-  fi
+  newer=$(find src kernels cmake CMakeLists.txt tests/hooks -type f -newer "$binary" 2>/dev/null | head -3 | paste -sd, -)
   if [ -z "$built" ] || [ "$built" != "$expected" ] || [ -n "$newer" ]; then
     echo "record-result.sh: $binary is not built from this tree: it says ${built:-no commit}, the tree is $expected${newer:+ (edited since the build: $newer)}; rebuild it (cmake --build build) and run again. Nothing was run or written." >&2
     exit 2

@@ -124,6 +124,27 @@ mkdir -p results/$2 && echo figures > results/$2/out.txt
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"at commit {head}:", (self.repo / "results" / "bin" / "COMMAND").read_text())
 
+    def test_a_wrapped_or_scripted_binary_is_checked_and_the_test_binary_is_not(self):
+        self.fake_binary("0123456789ab")  # a stale build/attnbench
+        def record(*command):
+            return subprocess.run(["bash", "scripts/record-result.sh", "bin", *command], cwd=self.repo, env=ENV,
+                                  capture_output=True, text=True)
+        for command in (["env", "OMP_NUM_THREADS=1", "build/attnbench", "run", "bin"],
+                        ["bash", "-c", "build/attnbench run bin"]):
+            r = record(*command)
+            self.assertEqual(r.returncode, 2, (command, r.stderr))
+            self.assertIn("build/attnbench is not built from this tree", r.stderr)
+        # A script that runs it is checked too, and its --bin names the binary it runs instead.
+        (self.repo / "run.sh").write_text('#!/bin/bash\nBIN=${ATTNBENCH_BIN:-build/attnbench}\n')
+        self.assertEqual(record("bash", "run.sh").returncode, 2)
+        r = record("bash", "run.sh", "--bin", "build/other")
+        self.assertEqual(r.returncode, 0, r.stderr)  # build/other is not an executable here: the script's to refuse
+        # The tests' binary has no commit in its --version: it is not an attnbench build to check.
+        tests = self.repo / "build" / "attnbench_tests"
+        tests.write_text("#!/bin/bash\nmkdir -p results/bin\n")
+        tests.chmod(0o755)
+        self.assertEqual(record("build/attnbench_tests").returncode, 0)
+
     def test_a_dirty_build_is_refused_when_the_source_changed_after_it(self):
         (self.repo / "src").mkdir()
         (self.repo / "src" / "a.cpp").write_text("int a;\n")
