@@ -363,6 +363,8 @@ class checker:
         value = self.resolve(row, path) if path is not None else row
         label = f"{rel}: {where}{path}{':' + unit if unit else ''}" if path is not None else \
             f"{rel}: {where.rstrip(': ')}"
+        if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+            value = [v for items in value for v in items]  # a * inside a *: every point's variants
         counted = re.fullmatch(r"count(?:([<>]=?)(" + NUMBER + "))?", unit or "")
         if counted and isinstance(value, (list, dict)):
             op, bound = counted.group(1), counted.group(2)
@@ -373,8 +375,6 @@ class checker:
             else:
                 value = len(value)
             unit = None
-        if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
-            value = [v for items in value for v in items]  # a * inside a *: every point's variants
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value) \
                 and not re.fullmatch(NUMBER, printed.replace(",", "")) and printed.lower() not in WORDS:
             wrong = sorted({v for v in value if not printed.lower().startswith(v.lower())})

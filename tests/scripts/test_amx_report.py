@@ -98,6 +98,11 @@ class amx_report(unittest.TestCase):
         r = self.run_script("--dry-run", "--cpuinfo", self.spr(), "--only", "generate,nope")
         self.assertEqual(r.returncode, 2)
         self.assertIn("no step 'nope'", r.stderr)
+        # Names are names, not patterns, and an empty list is no list.
+        r = self.run_script("--dry-run", "--cpuinfo", self.spr(), "--skip", "peer.*")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no step 'peer.*'", r.stderr)
+        self.assertEqual(self.run_script("--dry-run", "--cpuinfo", self.spr(), "--only", "").returncode, 2)
 
     def test_an_existing_folder_is_refused_without_force(self):
         (self.root / "results" / "generate-1b-cpu-spr").mkdir()

@@ -90,7 +90,8 @@ class check_readme_figures(unittest.TestCase):
             {"name": "baseline", "status": "PASS"}, {"name": "bf16", "status": "PASS"}]}} for t in ("pp512", "tg128")]}
         (folder / "results.json").write_text(json.dumps(doc))
         with self.readme.open("a", encoding="utf-8") as f:
-            f.write("\nEvery row PASSes<!-- figure: results/grid/results.json; points.*.result.variants.*.status -->.\n")
+            f.write("\nEvery row PASSes<!-- figure: results/grid/results.json; points.*.result.variants.*.status -->, all "
+                    "4<!-- figure: results/grid/results.json; points.*.result.variants.*.status:count --> of them.\n")
         self.assertEqual(self.run_script().returncode, 0)
         doc["points"][1]["result"]["variants"][1]["status"] = "FAIL"
         (folder / "results.json").write_text(json.dumps(doc))
