@@ -15,22 +15,6 @@ using namespace attnbench;
 
 namespace {
 
-model_config tiny(model_family family) {
-  model_config m;
-  m.family = family;
-  m.layers = 2;
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = family == model_family::llama ? 2 : 4;
-  m.ffn = family == model_family::llama ? 176 : 256;
-  m.vocab_size = 512;
-  m.max_positions = 128;
-  m.layer_norm_eps = family == model_family::gpt2 ? 1e-5 : 1e-6;
-  m.rope_theta = 10000;
-  m.causal = true;
-  return m;
-}
-
 dataset prompts(const std::vector<int64_t>& lengths) {
   dataset d;
   int64_t next = 3;
@@ -49,7 +33,7 @@ TEST_CASE("continuous batching: rows of any length step together and generate ea
   torch::NoGradGuard no_grad;
   const auto family = GENERATE(model_family::gpt2, model_family::llama);
   INFO(to_string(family));
-  DecoderLM model(tiny(family));
+  DecoderLM model(testing::tiny_decoder(family));
   model->init_weights(7);
   model->eval();
   const dataset data = prompts({5, 9, 3, 12, 7, 4});
