@@ -18,6 +18,7 @@
 #endif
 
 #include "common/error.hpp"
+#include "parallel/rank_pass_hook.hpp"
 
 namespace attnbench {
 namespace {
@@ -271,7 +272,21 @@ void distributed_world::meet(const std::string& tag) {
     throw distributed_error(fmt::format("rank {}: lost the rendezvous store at {}: rank 0 has exited ({})",
                                         env_.rank, where(), text_of(e)));
   }
+  if (const rank_meet_hook hook = current_rank_meet_hook()) hook(env_.rank, tag.c_str());
   wait_for(keys, "the other ranks at " + tag);
+  // Rank 0 serves the store: it leaves only once every other rank has seen the meeting complete,
+  // or a rank still polling would find the store gone when rank 0 returns and exits.
+  try {
+    if (env_.rank != 0) store_->set(prefix + "passed/" + std::to_string(env_.rank), std::string("1"));
+  } catch (const std::exception& e) {
+    throw distributed_error(fmt::format("rank {}: lost the rendezvous store at {}: rank 0 has exited ({})",
+                                        env_.rank, where(), text_of(e)));
+  }
+  if (env_.rank == 0 && env_.world_size > 1) {
+    std::vector<std::string> passed;
+    for (int r = 1; r < env_.world_size; ++r) passed.push_back(prefix + "passed/" + std::to_string(r));
+    wait_for(passed, "the other ranks to leave " + tag);
+  }
 }
 
 bool distributed_world::agree(const std::string& tag, bool value) {

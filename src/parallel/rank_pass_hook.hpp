@@ -15,4 +15,12 @@ using rank_pass_hook = void (*)(int rank, int64_t pass);
 void set_rank_pass_hook(rank_pass_hook hook);
 rank_pass_hook current_rank_pass_hook();  // nullptr when none is set
 
+// A hook each rank calls in distributed_world::meet, after announcing itself at the meeting and
+// before waiting for the others (tag: the meeting's name). The test-hooks binary's sets one that
+// holds a rank there, so the suite can prove rank 0 never leaves (closing the store) before the
+// others have seen the meeting complete.
+using rank_meet_hook = void (*)(int rank, const char* tag);
+void set_rank_meet_hook(rank_meet_hook hook);
+rank_meet_hook current_rank_meet_hook();  // nullptr when none is set
+
 }  // namespace attnbench

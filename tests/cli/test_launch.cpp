@@ -121,6 +121,21 @@ TEST_CASE("launch: a rank killed mid-run ends the run in bounded time, naming it
   CHECK(processes_mentioning(dir.path.string()) == 0);
 }
 
+TEST_CASE("launch: rank 0 stays until a slow rank has seen the last meeting complete", "[parallel][distributed][cli]") {
+  // Rank 1 announces itself at each meeting, then sleeps 3 s before it looks for the others; rank
+  // 0, which serves the store, sees the meeting complete at once. Were rank 0 to finish and exit
+  // then, rank 1 would find the store gone ("lost the rendezvous store … at end-of-passes"), as
+  // it once did now and then in CI.
+  temp_dir dir("launch", "hold");
+  const auto cfg = write_config(dir.path, launch_config(dir.path / "out", 10, 8));
+  const auto r = run_cli_with_test_hooks("launch --nproc 2 " + cfg.string(), "ATTNBENCH_TEST_HOLD_RANK_AT_MEET=1");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, !Contains("lost the rendezvous store"));
+  CHECK(fs::exists(dir.path / "out" / "results.json"));
+  CHECK(processes_mentioning(dir.path.string()) == 0);
+}
+
 TEST_CASE("a rank whose peers never join gives up after the timeout, naming them", "[parallel][distributed][cli]") {
   temp_dir dir("launch", "alone");
   const auto cfg = write_config(dir.path, launch_config(dir.path / "out", 2, 8));

@@ -1,7 +1,9 @@
 #include "install_test_hooks.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <thread>
 
 #include "parallel/rank_pass_hook.hpp"
 
@@ -18,6 +20,14 @@ void kill_rank_in_pass(int rank, int64_t pass) {
   if (rank == rank_to_kill && pass == kill_pass) std::raise(SIGKILL);
 }
 
+int rank_to_hold = -1;
+
+// Holds the rank at each meeting after it has announced itself, long enough for rank 0 (which
+// sees the meeting complete at once) to finish and exit if it did not wait for the others.
+void hold_rank_at_meet(int rank, const char* /*tag*/) {
+  if (rank == rank_to_hold) std::this_thread::sleep_for(std::chrono::seconds(3));
+}
+
 }  // namespace
 
 void install_test_hooks(CLI::App& app, run_command_options& run_opts, serve_command_options& serve_opts) {
@@ -28,6 +38,10 @@ void install_test_hooks(CLI::App& app, run_command_options& run_opts, serve_comm
   if (const char* kill = std::getenv("ATTNBENCH_TEST_KILL_RANK"); kill && *kill) {
     rank_to_kill = std::atoi(kill);
     set_rank_pass_hook(kill_rank_in_pass);
+  }
+  if (const char* hold = std::getenv("ATTNBENCH_TEST_HOLD_RANK_AT_MEET"); hold && *hold) {
+    rank_to_hold = std::atoi(hold);
+    set_rank_meet_hook(hold_rank_at_meet);
   }
 }
 

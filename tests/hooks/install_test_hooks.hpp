@@ -18,6 +18,9 @@ namespace attnbench {
 //                                        itself in its third pass of a multi-process variant
 //                                        (after the check pass and the warm-up). `launch` starts
 //                                        its ranks from its own executable, so they inherit it.
+//   ATTNBENCH_TEST_HOLD_RANK_AT_MEET=r   (environment) rank r waits 3 s at every meeting of the
+//                                        ranks after announcing itself, before it looks for the
+//                                        others: rank 0 must not exit before rank r has seen it.
 void install_test_hooks(CLI::App& app, run_command_options& run_opts, serve_command_options& serve_opts);
 
 }  // namespace attnbench
