@@ -125,13 +125,7 @@ fi
 
 if [ "$dry_run" = 0 ]; then
   # record-result.sh refuses a stale build at every step; say it once, before anything runs.
-  built=$(build/attnbench --version 2>/dev/null | sed -n 's/.*(\([0-9a-f]*\(-dirty\)\{0,1\}\)).*/\1/p')
-  tree=$(git rev-parse --short=12 HEAD)
-  [ -z "$(git status --porcelain --untracked-files=no -- . ':(exclude)results')" ] || tree="$tree-dirty"
-  if [ "$built" != "$tree" ]; then
-    echo "amx-report.sh: build/attnbench says ${built:-no commit}, the tree is $tree: rebuild (scripts/build.sh); nothing was run" >&2
-    exit 1
-  fi
+  scripts/record-result.sh --check-binary build/attnbench || { echo "amx-report.sh: nothing was run" >&2; exit 1; }
 fi
 summary=() status=0
 for s in "${chosen[@]}"; do

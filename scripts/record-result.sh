@@ -12,8 +12,26 @@
 #
 # The command must write into results/NAME itself (pass --out). Exits with the command's status,
 # or 2 before running anything when the attnbench binary it runs was not built from this tree.
+# `record-result.sh --check-binary BINARY` makes only that check (exit 0 or 2).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Exits 2, naming both, when binary $1 was not built from this tree.
+check_binary() {
+  local built expected newer
+  built=$("$1" --version 2>/dev/null | sed -n 's/.*(\([0-9a-f]*\(-dirty\)\{0,1\}\)).*/\1/p' | head -1)
+  expected=$(git rev-parse --short=12 HEAD)
+  [ -z "$(git status --porcelain --untracked-files=no -- . ':(exclude)results')" ] || expected="$expected-dirty"
+  newer=$(find src kernels cmake CMakeLists.txt tests/hooks -type f -newer "$1" 2>/dev/null | head -3 | paste -sd, -)
+  if [ -z "$built" ] || [ "$built" != "$expected" ] || [ -n "$newer" ]; then
+    echo "record-result.sh: $1 is not built from this tree: it says ${built:-no commit}, the tree is $expected${newer:+ (edited since the build: $newer)}; rebuild it (cmake --build build) and run again. Nothing was run or written." >&2
+    exit 2
+  fi
+}
+if [ "${1:-}" = --check-binary ]; then  # only the check, for scripts that run many recorded steps
+  [ $# -eq 2 ] || { echo "usage: $0 --check-binary BINARY" >&2; exit 2; }
+  check_binary "$2"
+  exit 0
+fi
 [ $# -ge 2 ] || { echo "usage: $0 NAME COMMAND [ARGS...]" >&2; exit 2; }
 name=$1
 shift
@@ -60,16 +78,7 @@ if [ -z "$binary" ] && [ -n "$runs_default" ]; then
   binary=${script_bin:-${ATTNBENCH_BIN:-build/attnbench}}
   [ -x "$binary" ] || binary=""  # the script will say it is missing
 fi
-if [ -n "$binary" ]; then
-  built=$("$binary" --version 2>/dev/null | sed -n 's/.*(\([0-9a-f]*\(-dirty\)\{0,1\}\)).*/\1/p' | head -1)
-  expected=$commit
-  [ -z "$(git status --porcelain --untracked-files=no -- . ':(exclude)results')" ] || expected="$commit-dirty"
-  newer=$(find src kernels cmake CMakeLists.txt tests/hooks -type f -newer "$binary" 2>/dev/null | head -3 | paste -sd, -)
-  if [ -z "$built" ] || [ "$built" != "$expected" ] || [ -n "$newer" ]; then
-    echo "record-result.sh: $binary is not built from this tree: it says ${built:-no commit}, the tree is $expected${newer:+ (edited since the build: $newer)}; rebuild it (cmake --build build) and run again. Nothing was run or written." >&2
-    exit 2
-  fi
-fi
+[ -z "$binary" ] || check_binary "$binary"
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 features=$(grep -o -w -E 'avx2|fma|avx512f|avx512_bf16|avx512_fp16|avx512_vnni|amx_bf16|amx_fp16|amx_int8|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')
 memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')

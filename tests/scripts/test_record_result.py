@@ -119,10 +119,15 @@ mkdir -p results/$2 && echo figures > results/$2/out.txt
         # A build from a dirty tree, recorded once the edit is committed, is not the commit's either.
         r = self.fake_binary(head + "-dirty")
         self.assertEqual(r.returncode, 2, r.stderr)
+        # The check alone, as scripts/amx-report.sh makes it before its steps.
+        check = ["bash", "scripts/record-result.sh", "--check-binary", "build/attnbench"]
+        r = subprocess.run(check, cwd=self.repo, env=ENV, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
         # The tree's own build runs and is recorded.
         r = self.fake_binary(head)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"at commit {head}:", (self.repo / "results" / "bin" / "COMMAND").read_text())
+        self.assertEqual(subprocess.run(check, cwd=self.repo, env=ENV, capture_output=True).returncode, 0)
 
     def test_a_wrapped_or_scripted_binary_is_checked_and_the_test_binary_is_not(self):
         self.fake_binary("0123456789ab")  # a stale build/attnbench
