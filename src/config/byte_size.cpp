@@ -45,6 +45,14 @@ int64_t max_memory_bytes(const config& cfg) {
   return parse_byte_size(*it).value_or(0);
 }
 
+int64_t study_max_memory(const config& cfg) {
+  const auto c = cfg.raw.find("check");
+  if (c == cfg.raw.end() || !c->is_object()) return -1;
+  const auto it = c->find("study_max_memory");
+  if (it == c->end()) return -1;
+  return parse_byte_size(*it).value_or(-1);
+}
+
 double explicit_max_time_s(const config& cfg) {
   const auto m = cfg.raw.find("measure");
   if (m == cfg.raw.end() || !m->is_object()) return 0;

@@ -27,6 +27,10 @@ int64_t device_memory_limit(const config& cfg);
 // may allocate on top of what was allocated when it started (runner/memory_cap.hpp); 0: no cap.
 int64_t max_memory_bytes(const config& cfg);
 
+// check.study_max_memory: the memory the float64 study of a decoder's changed tokens may take
+// (runner/generation_study.hpp); -1 when the config does not set it (the host's available memory).
+int64_t study_max_memory(const config& cfg);
+
 // measure.max_time_s as the config gives it (0 when absent: the adaptive default budget does not
 // make a slow variant TIMEOUT; only a limit the user set does).
 double explicit_max_time_s(const config& cfg);

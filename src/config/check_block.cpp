@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/precision_classes.hpp"
+#include "config/byte_size.hpp"
 #include "config/config_defaults.hpp"
 #include "config/config_reader.hpp"
 #include "config/technique_catalog.hpp"
@@ -48,6 +49,10 @@ std::shared_ptr<const block_schema> check_schema() {
       choice_key("study", {"on-change", "always"},
                  "When the float64 study of every class runs: on-change (when its inputs changed) or always")
           .by_default("on-change"),
+      any_key("study_max_memory",
+              "Memory the float64 study of a decoder's changed tokens may take: bytes, or a string such as "
+              "\"16GiB\"; 0: no study; default: the host's available memory less 1 GiB")
+          .with(byte_size_keywords()),
   };
   return b;
 }
@@ -74,6 +79,9 @@ void config_reader::read_check() {
   for (const auto* o : technique_options("precision"))
     if (auto tol = within_class(o->value, t.number(o->value))) cfg_.check.technique_tolerance[o->value] = *tol;
   cfg_.check.study = c.choice("study").value_or("on-change");
+  // study_max_memory is read from the document by the generate scenario (config/byte_size.hpp).
+  if (const ordered_json* m = c.find("study_max_memory"); m && !parse_byte_size(*m))
+    c.add("study_max_memory", byte_size_problem(*m));
 }
 
 }  // namespace attnbench::config_reading

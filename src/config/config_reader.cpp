@@ -57,6 +57,8 @@ bool is_name_char(char c) {
          c == '-';
 }
 
+}  // namespace
+
 // A byte size (config/byte_size.hpp) as JSON Schema: bytes, or a string with a binary unit.
 ordered_json byte_size_keywords() {
   return {{"anyOf",
@@ -64,7 +66,9 @@ ordered_json byte_size_keywords() {
                                 {{"type", "string"}, {"pattern", "[0-9][GMK]iB$"}}})}};
 }
 
-}  // namespace
+std::string byte_size_problem(const ordered_json& v) {
+  return fmt::format("expected a size in bytes or a string such as \"4GiB\", \"512MiB\"; got {}", v.dump());
+}
 
 std::string join(const names& items) {
   std::string out;
@@ -388,8 +392,7 @@ void config_reader::read_header() {
 void config_reader::read_memory_limit() {
   const ordered_json* v = root_.find("device_memory_limit");
   if (!v || parse_byte_size(*v)) return;
-  log_.add(root_.path("device_memory_limit"),
-           fmt::format("expected a size in bytes or a string such as \"4GiB\", \"512MiB\"; got {}", v->dump()));
+  log_.add(root_.path("device_memory_limit"), byte_size_problem(*v));
 }
 
 void config_reader::read_device() {

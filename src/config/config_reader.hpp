@@ -28,6 +28,10 @@ using names = std::vector<std::string>;
 
 std::string join(const names& items);
 std::string quote(const std::string& s);
+// A byte size's key (config/byte_size.hpp): its JSON Schema keywords, and the message for a value
+// that is not one.
+ordered_json byte_size_keywords();
+std::string byte_size_problem(const ordered_json& v);
 std::string child_path(const std::string& parent, const std::string& key);
 // The candidate nearest to `word`, when it is near enough to be a likely typo.
 std::optional<std::string> closest(const std::string& word, const names& candidates);

@@ -33,8 +33,7 @@ std::shared_ptr<const block_schema> measure_schema() {
       boolean_key("assemble_inputs", "Build each batch's input tensors inside the timed pass"),
       any_key("max_memory_bytes",
               "CPU memory one step of a variant may allocate, else it is OOM: bytes, or a string such as \"2GiB\"")
-          .with({{"anyOf", ordered_json::array({{{"type", "integer"}, {"minimum", 0}},
-                                                {{"type", "string"}, {"pattern", "[0-9][GMK]iB$"}}})}}),
+          .with(byte_size_keywords()),
   };
   return b;
 }
@@ -61,8 +60,7 @@ void config_reader::read_measure() {
   // max_time_s in fixed mode is only the per-pass limit (TIMEOUT); max_memory_bytes is read
   // from the document by the loop (config/byte_size.hpp).
   if (const ordered_json* cap = m.find("max_memory_bytes"); cap && !parse_byte_size(*cap))
-    m.add("max_memory_bytes",
-          fmt::format("expected a size in bytes or a string such as \"4GiB\", \"512MiB\"; got {}", cap->dump()));
+    m.add("max_memory_bytes", byte_size_problem(*cap));
   if (!mc.adaptive)
     for (const char* key : {"min_repetitions", "target_rel_half_width"})
       if (m.has(key))

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/byte_size.hpp"
 #include "kernels/cpu/flash_attention.hpp"
 #include "kernels/cpu/int8_gemv.hpp"
 #include "kernels/kernel_catalog.hpp"
@@ -615,7 +616,8 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
   int64_t excused = 0, study_sequences = 0;
   double study_seconds = 0;
   if (!decisions.empty()) {
-    if (!evidence_) evidence_ = std::make_unique<generation_evidence>(model_, data_.samples, b.tokens, study_runs);
+    if (!evidence_) evidence_ = std::make_unique<generation_evidence>(model_, data_.samples, b.tokens, study_runs,
+                                                                 study_max_memory(cfg_));
     const generation_study st = evidence_->study(plans_[i].precision.label, decisions);
     c.study_class = st.precision_class;
     c.study_runs = st.unavailable.empty() ? st.runs : 0;

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "common/host_memory.hpp"
 #include "common/precision_classes.hpp"
 #include "model/random_rounding.hpp"
 #include "runner/decision_study.hpp"
@@ -41,6 +42,43 @@ torch::Tensor forced(DecoderLM& model, const std::vector<int64_t>& prompt, const
 
 }  // namespace
 
+int64_t generation_study_bytes(const DecoderLM& model, const std::string& label, int64_t longest_sequence,
+                               int64_t new_tokens, int64_t sequences, int64_t runs) {
+  double parameters = 0, largest = 0;
+  for (const auto& p : model->parameters()) {
+    parameters += static_cast<double>(p.numel());
+    largest = std::max(largest, static_cast<double>(p.numel()));
+  }
+  const decoder_dims& d = model->dims();
+  const double l = static_cast<double>(longest_sequence), vocab = static_cast<double>(d.vocab);
+  // The copy; a parameter's rounding: onto an int8 grid, up to five float temporaries at once
+  // (uniform noise, the scaled value, its sum with the noise, the floor, the result); at a float
+  // format's fraction bits, the integer noise and the rounded value.
+  const study_grids grids = grids_for(label);
+  const bool int8 = grids.block_weights.int8() || grids.other_weights.int8();
+  double bytes = 8 * parameters + (int8 ? 24 : 12) * largest;
+  // One forward: logits at every position and their slice, the cache, naive attention's scores and
+  // softmax (with their rounding), the widest activations of a block.
+  bytes += 8 * (2 * l * vocab + 2 * static_cast<double>(d.layers * d.kv_heads * d.head_dim) * l +
+                3 * static_cast<double>(d.heads) * l * l + 4 * l * static_cast<double>(std::max(d.ffn, d.hidden)));
+  // The logits kept: the reference and the K runs of every studied sequence.
+  bytes += 8 * static_cast<double>(runs + 1) * static_cast<double>(new_tokens) * vocab * static_cast<double>(sequences);
+  return static_cast<int64_t>(std::min(bytes, 9e18));
+}
+
+study_budget study_budget_of(int64_t setting, std::optional<int64_t> available) {
+  const auto gib = [](int64_t b) { return static_cast<double>(b) / (int64_t{1} << 30); };
+  if (setting >= 0) return {setting, "check.study_max_memory"};
+  if (!available)
+    return {study_memory_fallback,
+            fmt::format("the {:.3g} GiB used where the host's available memory is unknown (no MemAvailable in "
+                        "/proc/meminfo)",
+                        gib(study_memory_fallback))};
+  return {std::max<int64_t>(*available - study_memory_reserve, 0),
+          fmt::format("the {:.3g} GiB available now (MemAvailable) less a {:.3g} GiB reserve", gib(*available),
+                      gib(study_memory_reserve))};
+}
+
 double margin_noise(double reference_margin, const std::vector<double>& perturbed_margins) {
   double noise = 0;
   for (double m : perturbed_margins) noise = std::max(noise, std::abs(m - reference_margin));
@@ -48,13 +86,13 @@ double margin_noise(double reference_margin, const std::vector<double>& perturbe
 }
 
 generation_evidence::generation_evidence(const DecoderLM& model, std::vector<std::vector<int64_t>> prompts,
-                                         torch::Tensor baseline_tokens, int64_t runs, int64_t max_bytes,
+                                         torch::Tensor baseline_tokens, int64_t runs, int64_t max_memory,
                                          int64_t cache_bytes)
     : model_(model),
       prompts_(std::move(prompts)),
       tokens_(baseline_tokens.to(torch::kCPU).to(torch::kLong)),
       runs_(runs),
-      max_bytes_(max_bytes),
+      max_memory_(max_memory),
       cache_bytes_(cache_bytes) {}
 
 generation_study generation_evidence::study(const std::string& label, const std::vector<generation_decision>& decisions) {
@@ -63,15 +101,6 @@ generation_study generation_evidence::study(const std::string& label, const std:
   generation_study st;
   st.precision_class = grids.name;
   st.runs = runs_;
-  int64_t parameters = 0;
-  for (const auto& p : model_->parameters()) parameters += p.numel();
-  if (parameters * 8 > max_bytes_) {
-    st.unavailable = fmt::format(
-        "no float64 study: its copy of the {} parameters would take {:.3g} GiB, over the {:.3g} GiB the check "
-        "allows (runner/generation_study.hpp)",
-        parameters, static_cast<double>(parameters) * 8 / (1 << 30), static_cast<double>(max_bytes_) / (1 << 30));
-    return st;
-  }
   const torch::NoGradGuard no_grad;
   const c10::InferenceMode inference;
   auto& cached = cache_[grids.name];
@@ -79,6 +108,25 @@ generation_study generation_evidence::study(const std::string& label, const std:
   for (const auto& d : decisions)
     if (!cached.count(d.sequence)) fresh[d.sequence];
   if (!fresh.empty()) {
+    int64_t longest = 0;
+    for (const auto& [seq, unused] : fresh)
+      longest = std::max(longest, static_cast<int64_t>(prompts_.at(static_cast<std::size_t>(seq)).size()) + tokens_.size(1));
+    const int64_t need =
+        generation_study_bytes(model_, label, longest, tokens_.size(1), static_cast<int64_t>(fresh.size()), runs_);
+    const study_budget budget = study_budget_of(max_memory_, max_memory_ < 0 ? host_memory_available() : std::nullopt);
+    if (need > budget.bytes) {
+      int64_t parameters = 0;
+      for (const auto& p : model_->parameters()) parameters += p.numel();
+      const auto gib = [](double b) { return b / (int64_t{1} << 30); };
+      st.unavailable = fmt::format(
+          "no float64 study: it would take about {:.3g} GiB (a float64 copy of the {} parameters, {:.3g} GiB, and "
+          "{} sequence(s) of {} tokens teacher-forced in float64), over its budget of {:.3g} GiB ({}; check.study_max_memory "
+          "sets it, runner/generation_study.hpp)",
+          gib(static_cast<double>(need)), parameters, gib(8.0 * static_cast<double>(parameters)), fresh.size(),
+          longest, gib(static_cast<double>(budget.bytes)), budget.source);
+      st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return st;
+    }
     // One float64 copy on the CPU with the naive core (every kernel is a reordering of it); each
     // run overwrites its weights with rounded values of the model's own.
     DecoderLM ref = copy_decoder(model_, torch::kDouble);
@@ -131,8 +179,8 @@ generation_study generation_evidence::study(const std::string& label, const std:
 generation_study run_generation_study(const DecoderLM& model, const std::vector<std::vector<int64_t>>& prompts,
                                       const torch::Tensor& baseline_tokens, const std::string& label,
                                       const std::vector<generation_decision>& decisions, int64_t runs,
-                                      int64_t max_bytes) {
-  return generation_evidence(model, prompts, baseline_tokens, runs, max_bytes, /*cache_bytes=*/0)
+                                      int64_t max_memory) {
+  return generation_evidence(model, prompts, baseline_tokens, runs, max_memory, /*cache_bytes=*/0)
       .study(label, decisions);
 }
 

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,30 @@
 
 namespace attnbench {
 
-// The study's float64 copy of the weights may take at most this many bytes (8 a parameter): a
-// larger model's changes are not studied, and FAIL, with the reason.
-inline constexpr int64_t generation_study_max_bytes = int64_t{4} << 30;
+// The memory the study may take. study_memory_auto: what the host has available when it runs
+// (MemAvailable, common/host_memory.hpp) less study_memory_reserve; a config's
+// check.study_max_memory gives a fixed budget instead (0: no study). A study whose estimate
+// (generation_study_bytes) is over the budget does not run: the changes it would have judged FAIL,
+// with the reason. Where MemAvailable cannot be read, the budget is study_memory_fallback.
+inline constexpr int64_t study_memory_auto = -1;
+inline constexpr int64_t study_memory_reserve = int64_t{1} << 30;
+inline constexpr int64_t study_memory_fallback = int64_t{4} << 30;
+
+// The study's peak memory for a precision label, estimated from above: the float64 copy of the
+// weights (8 bytes a parameter), the temporaries of rounding the largest parameter on the label's
+// grid, and one float64 teacher-forced forward of the longest studied sequence (its logits at
+// every position, its cache, naive attention's scores), plus the K + 1 logits (new, vocab) kept
+// per studied sequence.
+int64_t generation_study_bytes(const DecoderLM& model, const std::string& label, int64_t longest_sequence,
+                               int64_t new_tokens, int64_t sequences, int64_t runs);
+
+// The budget a setting gives (study_memory_auto or bytes), and how to name it in a reason;
+// `available` is the host's MemAvailable (nullopt: unknown).
+struct study_budget {
+  int64_t bytes = 0;
+  std::string source;  // "the 18.2 GiB available now less a 1 GiB reserve", "check.study_max_memory"
+};
+study_budget study_budget_of(int64_t setting, std::optional<int64_t> available);
 
 struct generation_decision {
   int64_t sequence = 0;  // the sample's index
@@ -64,11 +86,11 @@ double margin_noise(double reference_margin, const std::vector<double>& perturbe
 // Each run k rounds the weights from its own seed and each sequence's activations from a seed of
 // (k, sequence), so a sequence's evidence is the same whichever others are studied with it.
 // `prompts[s]` is sequence s's prompt (its ids, unpadded), `baseline_tokens` (N, new) the
-// baseline's generated tokens. A model whose float64 copy would pass `max_bytes` gets no study.
+// baseline's generated tokens. `max_memory` is the budget's setting (study_memory_auto, or bytes).
 class generation_evidence {
  public:
   generation_evidence(const DecoderLM& model, std::vector<std::vector<int64_t>> prompts, torch::Tensor baseline_tokens,
-                      int64_t runs, int64_t max_bytes = generation_study_max_bytes,
+                      int64_t runs, int64_t max_memory = study_memory_auto,
                       int64_t cache_bytes = int64_t{1} << 30);
   // The study of `decisions` for a variant of precision `label` (resolved_precision::label).
   generation_study study(const std::string& label, const std::vector<generation_decision>& decisions);
@@ -77,7 +99,7 @@ class generation_evidence {
   DecoderLM model_;
   std::vector<std::vector<int64_t>> prompts_;
   torch::Tensor tokens_;
-  int64_t runs_, max_bytes_, cache_bytes_, cached_ = 0;
+  int64_t runs_, max_memory_, cache_bytes_, cached_ = 0;
   std::map<std::string, std::map<int64_t, std::vector<torch::Tensor>>> cache_;  // grid → sequence → K + 1
 };
 
@@ -85,6 +107,6 @@ class generation_evidence {
 generation_study run_generation_study(const DecoderLM& model, const std::vector<std::vector<int64_t>>& prompts,
                                       const torch::Tensor& baseline_tokens, const std::string& label,
                                       const std::vector<generation_decision>& decisions, int64_t runs,
-                                      int64_t max_bytes = generation_study_max_bytes);
+                                      int64_t max_memory = study_memory_auto);
 
 }  // namespace attnbench

@@ -149,11 +149,15 @@ check_basis describe_check_basis(const config& cfg, const model_info& m) {
 
 // The results' workload block: the samples as made, and the tokenizer file that made them.
 workload_info describe_workload(const config& cfg, const dataset& data) {
-  workload_info w{static_cast<int64_t>(data.samples.size()), cfg.workload.max_length, data.description,
-                  data.real_tokens(), data.min_length(), data.max_length(), data.mean_length()};
-  w.tokenizer = data.tokenizer;
-  w.tokenizer_fnv1a64 = data.tokenizer_fnv1a64;
-  return w;
+  return workload_info{static_cast<int64_t>(data.samples.size()),
+                       cfg.workload.max_length,
+                       data.description,
+                       data.real_tokens(),
+                       data.min_length(),
+                       data.max_length(),
+                       data.mean_length(),
+                       data.tokenizer,
+                       data.tokenizer_fnv1a64};
 }
 
 std::string host_name() {

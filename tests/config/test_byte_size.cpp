@@ -1,5 +1,6 @@
 // "device_memory_limit": the bytes the CUDA caching allocator may hold (issue 16), as bytes or a
-// size string, its errors with their path, and the shipped GPU offload config that uses it.
+// size string, its errors with their path, and the shipped GPU offload config that uses it; and
+// check.study_max_memory, the float64 study's budget, read the same way.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -47,6 +48,21 @@ TEST_CASE("device_memory_limit: bytes or a size string, absent means no limit", 
     CHECK(ps[0].path == "device_memory_limit");
     CHECK_THAT(ps[0].message, Catch::Matchers::Contains("expected a size in bytes"));
   }
+}
+
+TEST_CASE("check.study_max_memory: a byte size, absent means the host's available memory", "[config][study]") {
+  auto doc = with_limit(0);
+  doc.erase("device_memory_limit");
+  CHECK(study_max_memory(testing::parse(doc)) == -1);
+  doc["check"] = {{"study_max_memory", "16GiB"}};
+  CHECK(study_max_memory(testing::parse(doc)) == int64_t{16} << 30);
+  doc["check"]["study_max_memory"] = 0;
+  CHECK(study_max_memory(testing::parse(doc)) == 0);
+  doc["check"]["study_max_memory"] = "lots";
+  const auto ps = testing::problems_of(doc);
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].path == "check.study_max_memory");
+  CHECK_THAT(ps[0].message, Catch::Matchers::Contains("expected a size in bytes"));
 }
 
 TEST_CASE("configs/offload-gpu.json: a limit the whole model exceeds and the offloaded variants fit", "[config]") {

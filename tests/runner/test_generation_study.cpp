@@ -1,10 +1,13 @@
 // The float64 study that may excuse a decoder's changed token (runner/generation_study.hpp): its
 // reference is the baseline's model in float64 (its margins are the fp32 model's to fp32's
 // accuracy), a decision far outside the precision's noise is never excused, a wider grid moves
-// the margins further than a narrower one, and a model too large for the float64 copy gets no
-// study, with the reason.
+// the margins further than a narrower one, and a study over its memory budget (the host's
+// available memory, or check.study_max_memory) does not run, with the reason.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
+#include "common/host_memory.hpp"
 #include "model/decoder.hpp"
 #include "runner/generation_study.hpp"
 #include "test_support.hpp"
@@ -77,14 +80,57 @@ TEST_CASE("generation study: float64 margins, decisions inside and outside the n
   CHECK(again.noise == b.noise);
 }
 
-TEST_CASE("generation study: a model too large for its float64 copy gets none, with the reason",
+TEST_CASE("generation study: a model too large for its budget gets none, with the reason",
           "[decoder][check][study]") {
   DecoderLM model = tiny_llama();
   const auto tokens = torch::zeros({1, 2}, torch::kLong);
   const generation_study st = run_generation_study(model, {{1, 2, 3}}, tokens, "bf16", {{0, 0, 0, 1, true}}, 8,
-                                                   /*max_bytes=*/1024);
-  CHECK_THAT(st.unavailable, Catch::StartsWith("no float64 study: its copy of the "));
-  CHECK_THAT(st.unavailable, Catch::Contains("over the"));
+                                                   /*max_memory=*/1024);
+  CHECK_THAT(st.unavailable, Catch::StartsWith("no float64 study: it would take about "));
+  CHECK_THAT(st.unavailable, Catch::Contains("a float64 copy of the "));
+  CHECK_THAT(st.unavailable, Catch::Contains("over its budget of 9.54e-07 GiB (check.study_max_memory;"));
   CHECK(st.margin.empty());
   CHECK(st.excused.empty());
+  // 0: no study at all; the default (the host's available memory) studies a tiny model.
+  CHECK_FALSE(run_generation_study(model, {{1, 2, 3}}, tokens, "bf16", {{0, 0, 0, 1, true}}, 8, 0).unavailable.empty());
+  CHECK(run_generation_study(model, {{1, 2, 3}}, tokens, "bf16", {{0, 0, 0, 1, true}}, 8).unavailable.empty());
+}
+
+TEST_CASE("generation study: its memory estimate and budget", "[decoder][check][study]") {
+  DecoderLM model = tiny_llama();
+  int64_t parameters = 0, largest = 0;
+  for (const auto& p : model->parameters()) {
+    parameters += p.numel();
+    largest = std::max<int64_t>(largest, p.numel());
+  }
+  const decoder_dims& d = model->dims();
+  const int64_t one = generation_study_bytes(model, "bf16", 10, 4, 1, 8);
+  // The float64 copy and the largest parameter's rounding, at least; more for a longer sequence, for
+  // each sequence whose K + 1 logits are kept, and on int8's grid (float temporaries) than bf16's.
+  CHECK(one >= 8 * parameters + 12 * largest + 8 * 10 * d.vocab);
+  CHECK(generation_study_bytes(model, "bf16", 20, 4, 1, 8) > one);
+  CHECK(generation_study_bytes(model, "bf16", 10, 4, 2, 8) - one == 8 * 9 * 4 * d.vocab);
+  CHECK(generation_study_bytes(model, "int8", 10, 4, 1, 8) - one == 12 * largest);
+  CHECK(generation_study_bytes(model, "int8-weight-only", 10, 4, 1, 8) - one == 12 * largest);
+  // The budget: a setting is taken as it is; by default the available memory less the reserve, never
+  // below 0, and the fallback where MemAvailable is unknown.
+  CHECK(study_budget_of(123, int64_t{1} << 40).bytes == 123);
+  CHECK(study_budget_of(123, std::nullopt).source == "check.study_max_memory");
+  const int64_t gib = int64_t{1} << 30;
+  const study_budget host = study_budget_of(study_memory_auto, 10 * gib);
+  CHECK(host.bytes == 10 * gib - study_memory_reserve);
+  CHECK(host.source == "the 10 GiB available now (MemAvailable) less a 1 GiB reserve");
+  CHECK(study_budget_of(study_memory_auto, gib / 2).bytes == 0);
+  CHECK(study_budget_of(study_memory_auto, std::nullopt).bytes == study_memory_fallback);
+}
+
+TEST_CASE("host memory: MemAvailable from /proc/meminfo's text", "[common]") {
+  CHECK(parse_mem_available("MemTotal:       24000000 kB\nMemFree:         1000 kB\nMemAvailable:   "
+                            "16000000 kB\n") == int64_t{16000000} * 1024);
+  CHECK_FALSE(parse_mem_available("MemTotal:       24000000 kB\nMemFree:         1000 kB\n").has_value());
+  CHECK_FALSE(parse_mem_available("MemAvailable: lots kB\n").has_value());
+  CHECK_FALSE(parse_mem_available("MemAvailable: 12 MB\n").has_value());
+  const auto here = host_memory_available();
+  REQUIRE(here.has_value());  // every Linux since 3.14 has the line
+  CHECK(*here > 0);
 }
