@@ -22,8 +22,8 @@
 // relative L2 against the variant's tolerance. Every changed decision (a teacher-forced step whose
 // top token differs, and each diverging sequence's first step) must be excused by the float64
 // study (runner/generation_study.hpp, the encoders' rule on a decoder's steps): PASS needs the
-// logits within tolerance and every change excused; a FAIL names the steps that were not. A model
-// too large for the study's float64 copy excuses nothing. The server scenario's served tokens are
+// logits within tolerance and every change excused; a FAIL names the steps that were not. A study over
+// its memory budget (the host's available memory, or check.study_max_memory) excuses nothing. The server scenario's served tokens are
 // compared without excuses.
 //
 // Batching: static padded batches, or "dynamic": continuous batching

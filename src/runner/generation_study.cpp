@@ -34,10 +34,11 @@ study_grids grids_for(const std::string& label) {
   return {std::string(pc.name), r, r, r};
 }
 
-// Sequence s teacher-forced on the baseline's tokens, alone: (new, vocab) float64 logits.
+// Sequence s teacher-forced on the baseline's tokens, alone: (new, vocab) float64 logits, a copy:
+// teacher_forced_logits is a view of the logits at every position, which keeping would keep whole.
 torch::Tensor forced(DecoderLM& model, const std::vector<int64_t>& prompt, const torch::Tensor& tokens) {
   const auto ids = torch::tensor(prompt, torch::kLong).unsqueeze(0);
-  return teacher_forced_logits(model, ids, tokens.unsqueeze(0), torch::kDouble).squeeze(0);
+  return teacher_forced_logits(model, ids, tokens.unsqueeze(0), torch::kDouble).squeeze(0).clone();
 }
 
 }  // namespace
@@ -51,16 +52,17 @@ int64_t generation_study_bytes(const DecoderLM& model, const std::string& label,
   }
   const decoder_dims& d = model->dims();
   const double l = static_cast<double>(longest_sequence), vocab = static_cast<double>(d.vocab);
-  // The copy; a parameter's rounding: onto an int8 grid, up to five float temporaries at once
-  // (uniform noise, the scaled value, its sum with the noise, the floor, the result); at a float
-  // format's fraction bits, the integer noise and the rounded value.
+  // The copy; a parameter's rounding (model/random_rounding.cpp) and its float original: onto an
+  // int8 grid, the noise and every intermediate of the expression live until it returns (seven
+  // floats and the result); at a float format's fraction bits, the integer noise, their sum and the
+  // rounded value.
   const study_grids grids = grids_for(label);
   const bool int8 = grids.block_weights.int8() || grids.other_weights.int8();
-  double bytes = 8 * parameters + (int8 ? 24 : 12) * largest;
-  // One forward: logits at every position and their slice, the cache, naive attention's scores and
-  // softmax (with their rounding), the widest activations of a block.
-  bytes += 8 * (2 * l * vocab + 2 * static_cast<double>(d.layers * d.kv_heads * d.head_dim) * l +
-                3 * static_cast<double>(d.heads) * l * l + 4 * l * static_cast<double>(std::max(d.ffn, d.hidden)));
+  double bytes = 8 * parameters + (int8 ? 36 : 16) * largest;
+  // One forward: the logits at every position with their rounding's noise, sum and result, the
+  // cache, naive attention's scores, softmax and their rounding, the widest activations of a block.
+  bytes += 8 * (4 * l * vocab + 2 * static_cast<double>(d.layers * d.kv_heads * d.head_dim) * l +
+                5 * static_cast<double>(d.heads) * l * l + 4 * l * static_cast<double>(std::max(d.ffn, d.hidden)));
   // The logits kept: the reference and the K runs of every studied sequence.
   bytes += 8 * static_cast<double>(runs + 1) * static_cast<double>(new_tokens) * vocab * static_cast<double>(sequences);
   return static_cast<int64_t>(std::min(bytes, 9e18));
@@ -68,15 +70,16 @@ int64_t generation_study_bytes(const DecoderLM& model, const std::string& label,
 
 study_budget study_budget_of(int64_t setting, std::optional<int64_t> available) {
   const auto gib = [](int64_t b) { return static_cast<double>(b) / (int64_t{1} << 30); };
-  if (setting >= 0) return {setting, "check.study_max_memory"};
+  if (setting >= 0) return {setting, "set by check.study_max_memory"};
   if (!available)
     return {study_memory_fallback,
             fmt::format("the {:.3g} GiB used where the host's available memory is unknown (no MemAvailable in "
-                        "/proc/meminfo)",
+                        "/proc/meminfo); check.study_max_memory sets another",
                         gib(study_memory_fallback))};
   return {std::max<int64_t>(*available - study_memory_reserve, 0),
-          fmt::format("the {:.3g} GiB available now (MemAvailable) less a {:.3g} GiB reserve", gib(*available),
-                      gib(study_memory_reserve))};
+          fmt::format("the {:.3g} GiB available now (MemAvailable) less a {:.3g} GiB reserve; "
+                      "check.study_max_memory sets another",
+                      gib(*available), gib(study_memory_reserve))};
 }
 
 double margin_noise(double reference_margin, const std::vector<double>& perturbed_margins) {
@@ -118,12 +121,16 @@ generation_study generation_evidence::study(const std::string& label, const std:
       int64_t parameters = 0;
       for (const auto& p : model_->parameters()) parameters += p.numel();
       const auto gib = [](double b) { return b / (int64_t{1} << 30); };
-      st.unavailable = fmt::format(
-          "no float64 study: it would take about {:.3g} GiB (a float64 copy of the {} parameters, {:.3g} GiB, and "
-          "{} sequence(s) of {} tokens teacher-forced in float64), over its budget of {:.3g} GiB ({}; check.study_max_memory "
-          "sets it, runner/generation_study.hpp)",
+      const std::string what = fmt::format(
+          "it would take about {:.3g} GiB (a float64 copy of the {} parameters, {:.3g} GiB, and {} sequence(s) of up "
+          "to {} tokens teacher-forced in float64)",
           gib(static_cast<double>(need)), parameters, gib(8.0 * static_cast<double>(parameters)), fresh.size(),
-          longest, gib(static_cast<double>(budget.bytes)), budget.source);
+          longest);
+      st.unavailable =
+          max_memory_ == 0
+              ? fmt::format("no float64 study: check.study_max_memory is 0, which turns it off ({})", what)
+              : fmt::format("no float64 study: {}, over its budget of {:.3g} GiB, {} (runner/generation_study.hpp)",
+                            what, gib(static_cast<double>(budget.bytes)), budget.source);
       st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return st;
     }

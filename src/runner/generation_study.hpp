@@ -56,7 +56,7 @@ int64_t generation_study_bytes(const DecoderLM& model, const std::string& label,
 // `available` is the host's MemAvailable (nullopt: unknown).
 struct study_budget {
   int64_t bytes = 0;
-  std::string source;  // "the 18.2 GiB available now less a 1 GiB reserve", "check.study_max_memory"
+  std::string source;  // "the 18.2 GiB available now (MemAvailable) less a 1 GiB reserve; …", "set by check.study_max_memory"
 };
 study_budget study_budget_of(int64_t setting, std::optional<int64_t> available);
 
