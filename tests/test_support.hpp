@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "config/config_parser.hpp"
+#include "model/decoder.hpp"
 #include "runner/config_checks.hpp"
 
 namespace attnbench::testing {
@@ -72,6 +73,14 @@ inline model_config tiny_decoder(model_family family) {
   m.rope_theta = 10000;
   m.causal = true;
   return m;
+}
+
+// tiny_decoder(family) built, with random weights from init_weights(seed), in eval mode.
+inline DecoderLM seeded_tiny_decoder(model_family family, uint64_t seed) {
+  DecoderLM model(tiny_decoder(family));
+  model->init_weights(seed);
+  model->eval();
+  return model;
 }
 
 inline device_caps cpu_only() { return device_caps{0, true}; }

@@ -266,7 +266,7 @@ struct matmul_ceiling {
   int repeats = 0;                // timed calls of the winning shape, after one untimed (0: not recorded)
   double measure_s = not_a_number;  // wall time of measuring this ceiling, warm-ups included
   std::vector<std::string> shapes{};  // every product shape measured (squares and the model's)
-  std::string shape;                // the one that reached the best
+  std::string shape{};              // the one that reached the best
   // (third-best − best) / best of the winning shape's timed calls (NaN: not recorded): a variant's
   // share above 100% by more than this is a bug in the ceiling (runner/matmul_ceiling.hpp)
   double spread = not_a_number;

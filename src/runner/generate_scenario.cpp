@@ -620,24 +620,28 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
                                                                  study_max_memory(cfg_));
     const generation_study st = evidence_->study(plans_[i].precision.label, decisions);
     c.study_class = st.precision_class;
-    c.study_runs = st.unavailable.empty() ? st.runs : 0;
+    const bool any_studied = std::find(st.studied.begin(), st.studied.end(), true) != st.studied.end();
+    c.study_runs = any_studied ? st.runs : 0;
     c.study_note = st.unavailable;
     study_seconds = st.seconds;
     std::set<int64_t> studied;
-    for (const auto& d : decisions) studied.insert(d.sequence);
+    for (std::size_t j = 0; j < decisions.size(); ++j)
+      if (st.studied[j]) studied.insert(decisions[j].sequence);
     study_sequences = static_cast<int64_t>(studied.size());
     std::set<int64_t> unexcused_sequences;
     double least = std::numeric_limits<double>::infinity();
-    std::vector<std::string> where;
+    int64_t beyond = 0, unstudied = 0;
+    std::vector<std::string> where_beyond, where_unstudied;
     for (std::size_t j = 0; j < decisions.size(); ++j) {
-      const bool ok = st.unavailable.empty() && st.excused[j];
-      if (ok) {
+      if (st.excused[j]) {
         ++excused;
         c.decisive_margin = std::isnan(c.decisive_margin) ? st.margin[j] : std::max(c.decisive_margin, st.margin[j]);
         continue;
       }
       unexcused_sequences.insert(decisions[j].sequence);
-      if (st.unavailable.empty()) least = std::min(least, st.margin[j]);
+      std::vector<std::string>& where = st.studied[j] ? where_beyond : where_unstudied;
+      ++(st.studied[j] ? beyond : unstudied);
+      if (st.studied[j]) least = std::min(least, st.margin[j]);
       if (where.size() < 5)
         where.push_back(fmt::format("sequence {} step {}{}", decisions[j].sequence, decisions[j].step,
                                     decisions[j].teacher_forced ? " (teacher-forced)" : ""));
@@ -645,15 +649,15 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
     // A sequence that left the baseline's tokens counts as excused when every change in it was.
     for (const auto& [sequence, step] : tc.divergences)
       if (!unexcused_sequences.count(sequence)) ++c.exempt_flips;
-    if (const auto bad = static_cast<int64_t>(decisions.size()) - excused; bad > 0)
-      problems.push_back(
-          st.unavailable.empty()
-              ? fmt::format("{} of {} changed decisions beyond the float64 study's noise ({} runs at {}'s unit "
-                            "roundoff; least float64 margin among them {:.3g}): {}{}",
-                            bad, decisions.size(), st.runs, st.precision_class, least, fmt::join(where, ", "),
-                            bad > 5 ? ", …" : "")
-              : fmt::format("{} changed decisions, none excused ({}): {}{}", bad, st.unavailable,
-                            fmt::join(where, ", "), bad > 5 ? ", …" : ""));
+    if (beyond > 0)
+      problems.push_back(fmt::format("{} of {} changed decisions beyond the float64 study's noise ({} runs at {}'s "
+                                     "unit roundoff; least float64 margin among them {:.3g}): {}{}",
+                                     beyond, decisions.size(), st.runs, st.precision_class, least,
+                                     fmt::join(where_beyond, ", "), beyond > 5 ? ", …" : ""));
+    if (unstudied > 0)
+      problems.push_back(fmt::format("{} of {} changed decisions not studied, so none of them excused ({}): {}{}",
+                                     unstudied, decisions.size(), st.unavailable, fmt::join(where_unstudied, ", "),
+                                     unstudied > 5 ? ", …" : ""));
   }
   c.decisive_samples = c.samples - c.exempt_flips;
   c.top1_agreement_decisive = c.decisive_samples > 0 ? static_cast<double>(c.predictions_kept) /
@@ -683,12 +687,13 @@ check_result generate_scenario::check(std::size_t i, std::size_t base, double to
   if (!decisions.empty())
     set_metric(r.metrics, {"changed_decisions_excused", static_cast<double>(excused), metric_unit::count,
                            metric_direction::neither, "generate",
-                           c.study_note.empty()
-                               ? fmt::format("changed decisions within the float64 study's noise ({} runs at {}'s "
-                                             "unit roundoff over the {} sequences that changed, {:.1f} s; "
-                                             "runner/generation_study.hpp)",
-                                             c.study_runs, c.study_class, study_sequences, study_seconds)
-                               : "none: " + c.study_note,
+                           c.study_runs == 0
+                               ? "none: " + c.study_note
+                               : fmt::format("changed decisions within the float64 study's noise ({} runs at {}'s "
+                                             "unit roundoff over the {} changed sequences studied, {:.1f} s; "
+                                             "runner/generation_study.hpp){}",
+                                             c.study_runs, c.study_class, study_sequences, study_seconds,
+                                             c.study_note.empty() ? "" : "; the others: " + c.study_note),
                            ""});
   if (!tc.divergences.empty()) {
     int64_t first = tc.divergences.front().second;

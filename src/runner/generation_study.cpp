@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <set>
@@ -131,9 +132,10 @@ generation_study generation_evidence::study(const std::string& label, const std:
               ? fmt::format("no float64 study: check.study_max_memory is 0, which turns it off ({})", what)
               : fmt::format("no float64 study: {}, over its budget of {:.3g} GiB, {} (runner/generation_study.hpp)",
                             what, gib(static_cast<double>(budget.bytes)), budget.source);
-      st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      return st;
+      fresh.clear();  // the decisions in sequences already cached are still judged, below
     }
+  }
+  if (!fresh.empty()) {
     // One float64 copy on the CPU with the naive core (every kernel is a reordering of it); each
     // run overwrites its weights with rounded values of the model's own.
     DecoderLM ref = copy_decoder(model_, torch::kDouble);
@@ -168,13 +170,22 @@ generation_study generation_evidence::study(const std::string& label, const std:
   }
   for (const auto& d : decisions) {
     const auto it = cached.find(d.sequence);
-    const std::vector<torch::Tensor>& logits = it != cached.end() ? it->second : fresh.at(d.sequence);
+    const auto fit = fresh.find(d.sequence);
+    if (it == cached.end() && fit == fresh.end()) {  // over the budget, not cached
+      st.studied.push_back(false);
+      st.margin.push_back(std::numeric_limits<double>::quiet_NaN());
+      st.noise.push_back(std::numeric_limits<double>::quiet_NaN());
+      st.excused.push_back(false);
+      continue;
+    }
+    const std::vector<torch::Tensor>& logits = it != cached.end() ? it->second : fit->second;
     const auto margin_in = [&](const torch::Tensor& l) {
       const auto row = l[d.step];
       return row[d.baseline_token].item<double>() - row[d.variant_token].item<double>();
     };
     std::vector<double> perturbed;
     for (std::size_t k = 1; k < logits.size(); ++k) perturbed.push_back(margin_in(logits[k]));
+    st.studied.push_back(true);
     st.margin.push_back(margin_in(logits[0]));
     st.noise.push_back(margin_noise(st.margin.back(), perturbed));
     st.excused.push_back(st.margin.back() <= st.noise.back());

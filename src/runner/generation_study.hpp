@@ -70,10 +70,13 @@ struct generation_decision {
 struct generation_study {
   std::string precision_class;  // "fp32", "bf16", "fp16", "int8", "int8-weight-only"
   int64_t runs = 0;             // K
-  std::string unavailable;      // why there is none (then nothing is excused)
-  std::vector<double> margin;   // per decision: the float64 reference's s(a) − s(b)
-  std::vector<double> noise;    // per decision: the largest shift of that margin over the K runs
-  std::vector<bool> excused;    // margin ≤ noise
+  std::string unavailable;      // why some or all decisions were not studied (those are not excused)
+  // Per decision, in the order given: whether its sequence's evidence exists (a sequence already
+  // cached is judged even when the fresh ones are over the budget), and if so its margins.
+  std::vector<bool> studied;
+  std::vector<double> margin;   // the float64 reference's s(a) − s(b); NaN where not studied
+  std::vector<double> noise;    // the largest shift of that margin over the K runs; NaN where not studied
+  std::vector<bool> excused;    // studied and margin ≤ noise
   double seconds = 0;           // what the study took
 };
 

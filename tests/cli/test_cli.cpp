@@ -162,6 +162,20 @@ TEST_CASE("generate: a variant planted to diverge at step 3 FAILs naming it, one
   CHECK_THAT(message, Catch::Contains("sequence 0 step 3"));
   CHECK_THAT(message, Catch::Contains("1 of 2 sequences generated other tokens (first divergence: sequence 0 at step 3)"));
   CHECK_THAT(read_file(out / "report.md"), Catch::Contains("planted (FAIL)"));
+
+  // With the study turned off, the planted change is not studied and not excused, and says so.
+  doc["check"] = {{"study_max_memory", 0}};
+  doc["output"] = {{"dir", (tmp.path / "off").string()}};
+  auto off = run_cli_with_test_hooks("run " + write_config(tmp.path, doc).string() +
+                                     " --quiet --test-perturb-outputs planted");
+  INFO(off.output);
+  CHECK(off.exit_code == 3);
+  const auto unstudied = nlohmann::json::parse(read_file(tmp.path / "off" / "results.json"))["variants"][2];
+  CHECK(unstudied["check"]["study_runs"] == 0);
+  CHECK_THAT(unstudied["check"]["message"].get<std::string>(),
+             Catch::Contains("changed decisions not studied, so none of them excused (no float64 study: "
+                             "check.study_max_memory is 0, which turns it off"));
+  CHECK(metric(unstudied, "changed_decisions_excused") == 0);
 }
 
 TEST_CASE("the attnbench binary has no test hooks: --test-perturb-outputs is refused, the kill variable unknown",

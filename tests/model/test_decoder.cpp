@@ -33,9 +33,7 @@ TEST_CASE("decoder: prefill plus cached decode steps give a full forward's logit
   for (const auto family : {model_family::gpt2, model_family::llama}) {
     for (const auto kind : {attention_kind::sdpa, attention_kind::naive, attention_kind::custom}) {
       INFO(to_string(family) << " " << to_string(kind));
-      DecoderLM m(testing::tiny_decoder(family));
-      m->init_weights(7);
-      m->eval();
+      DecoderLM m = testing::seeded_tiny_decoder(family, 7);
       m->set_attention({kind, sdpa_backend::auto_select, true, ""});
       const auto ids = torch::randint(0, 512, {2, 12}, torch::kLong);
       kv_cache whole = make_kv_cache(m->dims(), 2, 12, torch::kFloat, torch::kCPU);
@@ -53,8 +51,7 @@ TEST_CASE("decoder: prefill plus cached decode steps give a full forward's logit
 
 TEST_CASE("decoder: naive and sdpa attention agree, and a position past the cache is refused", "[model][decoder]") {
   torch::NoGradGuard no_grad;
-  DecoderLM m(testing::tiny_decoder(model_family::llama));
-  m->init_weights(3);
+  DecoderLM m = testing::seeded_tiny_decoder(model_family::llama, 3);
   const auto ids = torch::randint(0, 512, {1, 9}, torch::kLong);
   kv_cache a = make_kv_cache(m->dims(), 1, 9, torch::kFloat, torch::kCPU);
   kv_cache b = make_kv_cache(m->dims(), 1, 9, torch::kFloat, torch::kCPU);
@@ -68,8 +65,7 @@ TEST_CASE("decoder: naive and sdpa attention agree, and a position past the cach
 TEST_CASE("decoder: greedy generation is the argmax of the teacher-forced logits, and copies keep the weights",
           "[model][decoder]") {
   torch::NoGradGuard no_grad;
-  DecoderLM m(testing::tiny_decoder(model_family::gpt2));
-  m->init_weights(11);
+  DecoderLM m = testing::seeded_tiny_decoder(model_family::gpt2, 11);
   const auto prompt = torch::randint(0, 512, {3, 6}, torch::kLong);
   const generation g = generate_greedy(m, prompt, 5, torch::kFloat);
   REQUIRE(g.tokens.sizes() == torch::IntArrayRef({3, 5}));
@@ -91,9 +87,7 @@ TEST_CASE("decoder: a left-padded batch generates each prompt's own tokens and l
   for (const auto family : {model_family::gpt2, model_family::llama}) {
     for (const auto kind : {attention_kind::sdpa, attention_kind::naive, attention_kind::custom}) {
       INFO(to_string(family) << " " << to_string(kind));
-      DecoderLM m(testing::tiny_decoder(family));
-      m->init_weights(5);
-      m->eval();
+      DecoderLM m = testing::seeded_tiny_decoder(family, 5);
       m->set_attention({kind, sdpa_backend::auto_select, true, ""});
       // Prompts of 9, 4 and 7 tokens, left-padded to 9 with a token id the pad mask must hide.
       const std::vector<int64_t> lengths{9, 4, 7};

@@ -33,9 +33,7 @@ TEST_CASE("continuous batching: rows of any length step together and generate ea
   torch::NoGradGuard no_grad;
   const auto family = GENERATE(model_family::gpt2, model_family::llama);
   INFO(to_string(family));
-  DecoderLM model(testing::tiny_decoder(family));
-  model->init_weights(7);
-  model->eval();
+  DecoderLM model = testing::seeded_tiny_decoder(family, 7);
   const dataset data = prompts({5, 9, 3, 12, 7, 4});
   constexpr int64_t new_tokens = 6;
 

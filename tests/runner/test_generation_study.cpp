@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/host_memory.hpp"
 #include "model/decoder.hpp"
@@ -15,17 +16,6 @@
 
 using namespace attnbench;
 
-namespace {
-
-DecoderLM tiny_llama() {
-  DecoderLM model(testing::tiny_decoder(model_family::llama));
-  model->init_weights(5);
-  model->eval();
-  return model;
-}
-
-}  // namespace
-
 TEST_CASE("generation study: the rule's noise is the largest shift of the margin", "[decoder][check][study]") {
   CHECK(margin_noise(0.5, {0.4, 0.7, 0.45}) == Approx(0.2));
   CHECK(margin_noise(0.5, {}) == 0);
@@ -34,7 +24,7 @@ TEST_CASE("generation study: the rule's noise is the largest shift of the margin
 
 TEST_CASE("generation study: float64 margins, decisions inside and outside the noise", "[decoder][check][study]") {
   torch::NoGradGuard no_grad;
-  DecoderLM model = tiny_llama();
+  DecoderLM model = testing::seeded_tiny_decoder(model_family::llama, 5);
   const std::vector<std::vector<int64_t>> prompts = {{3, 17, 250, 9, 41, 8}, {100, 2, 77}};
   const generation g = generate_greedy(model, torch::tensor(prompts[0], torch::kLong).unsqueeze(0), 4, torch::kFloat);
   const generation g1 = generate_greedy(model, torch::tensor(prompts[1], torch::kLong).unsqueeze(0), 4, torch::kFloat);
@@ -83,15 +73,15 @@ TEST_CASE("generation study: float64 margins, decisions inside and outside the n
 
 TEST_CASE("generation study: a model too large for its budget gets none, with the reason",
           "[decoder][check][study]") {
-  DecoderLM model = tiny_llama();
+  DecoderLM model = testing::seeded_tiny_decoder(model_family::llama, 5);
   const auto tokens = torch::zeros({1, 2}, torch::kLong);
   const generation_study st = run_generation_study(model, {{1, 2, 3}}, tokens, "bf16", {{0, 0, 0, 1, true}}, 8,
                                                    /*max_memory=*/1024);
   CHECK_THAT(st.unavailable, Catch::StartsWith("no float64 study: it would take about "));
   CHECK_THAT(st.unavailable, Catch::Contains("a float64 copy of the "));
   CHECK_THAT(st.unavailable, Catch::Contains("over its budget of 9.54e-07 GiB, set by check.study_max_memory"));
-  CHECK(st.margin.empty());
-  CHECK(st.excused.empty());
+  CHECK(st.studied == std::vector<bool>{false});
+  CHECK(st.excused == std::vector<bool>{false});
   // 0 turns the study off, and says so.
   CHECK_THAT(run_generation_study(model, {{1, 2, 3}}, tokens, "bf16", {{0, 0, 0, 1, true}}, 8, 0).unavailable,
              Catch::StartsWith("no float64 study: check.study_max_memory is 0, which turns it off"));
@@ -99,10 +89,39 @@ TEST_CASE("generation study: a model too large for its budget gets none, with th
             .unavailable.empty());
 }
 
+TEST_CASE("generation study: a sequence already studied is judged even when the others are over the budget",
+          "[decoder][check][study]") {
+  torch::NoGradGuard no_grad;
+  DecoderLM model = testing::seeded_tiny_decoder(model_family::llama, 5);
+  const std::vector<std::vector<int64_t>> prompts = {{3, 17, 250, 9, 41, 8}, {100, 2, 77}};
+  const auto tokens = torch::tensor({1, 2, 3, 4, 5, 6, 7, 8}, torch::kLong).view({2, 4});
+  // The budget holds sequence 1 (7 tokens) alone, not sequence 0 (10 tokens).
+  const int64_t budget = generation_study_bytes(model, "bf16", 3 + 4, 4, 1, 8);
+  REQUIRE(generation_study_bytes(model, "bf16", 6 + 4, 4, 1, 8) > budget);
+  generation_evidence evidence(model, prompts, tokens, 8, budget);
+  const generation_study first = evidence.study("bf16", {{1, 0, 5, 9, true}});
+  REQUIRE(first.unavailable.empty());
+  REQUIRE(first.studied == std::vector<bool>{true});
+  // A later variant changes the same decision and one in sequence 0: the first is judged from the
+  // cache, as before; the second is not studied, and says why.
+  const generation_study later = evidence.study("bf16", {{1, 0, 5, 9, true}, {0, 1, 2, 7, true}});
+  CHECK_THAT(later.unavailable, Catch::Contains("over its budget"));
+  CHECK_THAT(later.unavailable, Catch::Contains("1 sequence(s) of up to 10 tokens"));
+  REQUIRE(later.studied == std::vector<bool>{true, false});
+  CHECK(later.margin[0] == first.margin[0]);
+  CHECK(later.noise[0] == first.noise[0]);
+  CHECK(later.excused[0] == first.excused[0]);
+  CHECK(std::isnan(later.margin[1]));
+  CHECK_FALSE(later.excused[1]);
+  // Another grid has no cache: nothing of it is studied.
+  const generation_study other = evidence.study("int8", {{1, 0, 5, 9, true}});
+  CHECK(other.studied == std::vector<bool>{false});
+}
+
 TEST_CASE("generation study: its estimate bounds what it allocates", "[decoder][check][study]") {
   // Long prompts and one new token each: the logits the study keeps must be the new rows only (a
   // view of every position's would keep them all), and each grid's rounding must fit its allowance.
-  DecoderLM model = tiny_llama();
+  DecoderLM model = testing::seeded_tiny_decoder(model_family::llama, 5);
   const int64_t sequences = 3, prompt = 120, fresh_new = 1;
   std::vector<std::vector<int64_t>> prompts;
   std::vector<generation_decision> decisions;
@@ -130,7 +149,7 @@ TEST_CASE("generation study: its estimate bounds what it allocates", "[decoder][
 }
 
 TEST_CASE("generation study: its memory estimate and budget", "[decoder][check][study]") {
-  DecoderLM model = tiny_llama();
+  DecoderLM model = testing::seeded_tiny_decoder(model_family::llama, 5);
   int64_t parameters = 0, largest = 0;
   for (const auto& p : model->parameters()) {
     parameters += p.numel();
